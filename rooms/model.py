@@ -1,0 +1,176 @@
+"""The nouns of the tribunal (DESIGN §2) as they cross the boundary of `rooms/`.
+
+`Inbound` and `Outbound` are what platform adapters hand in and get back; `GroupPolicy` is what
+`bot/` derives from settings for one group; `Task`, `Turn` and friends are the stored records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from runners.protocol import AgentType
+
+Status = Literal["owner_turn", "review_turn", "arbitration", "waiting_human", "finalize", "closed"]
+OPEN_STATUSES: tuple[Status, ...] = (
+    "owner_turn",
+    "review_turn",
+    "arbitration",
+    "waiting_human",
+    "finalize",
+)
+TurnRole = Literal["owner", "reviewer", "arbiter"]
+
+
+@dataclass(frozen=True)
+class RoomRef:
+    """Where a task lives: a thread under a group's channel."""
+
+    platform: str
+    channel: str
+    thread: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.platform}:{self.channel}:{self.thread}"
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button: `action` says what it does, `value` which escalation (or option) it is for."""
+
+    action: str
+    label: str
+    value: str
+    style: Literal["primary", "danger", "default"] = "default"
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """One event from a platform: a message, or a click on one of our buttons."""
+
+    room: RoomRef
+    user: str
+    text: str = ""
+    event_id: str = ""
+    mentions_bot: bool = False
+    from_bot: bool = False
+    action: str | None = None  # set for a button click: Action.action
+    action_value: str | None = None  # Action.value of the clicked button
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """One message for a platform to post (or, with `edit_of`, to edit in place)."""
+
+    room: RoomRef
+    text: str
+    persona: str = "tribunal"  # owner, reviewer, arbiter, tribunal
+    actions: tuple[Action, ...] = ()
+    edit_of: str | None = None  # platform message id returned by an earlier delivery
+    outbox_id: int = 0
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    agent: AgentType = "claude"
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Deadlock thresholds and ceilings (DESIGN §4). Defaults are the documented ones."""
+
+    stagnation_repeats: int = 2
+    repeated_findings_rounds: int = 2
+    findings_similarity: float = 0.9
+    round_cap: int = 6
+    max_arbitrations: int = 2
+    max_turns: int = 60
+    max_wall_s: float = 4 * 3600.0
+    max_tokens: int = 5_000_000
+    max_cost_usd: float = 50.0
+
+
+@dataclass(frozen=True)
+class GroupPolicy:
+    """Everything the engine needs to know about one group; built by `bot/` from settings."""
+
+    name: str
+    workspace: str | None = None
+    owner: AgentConfig = AgentConfig()
+    reviewer: AgentConfig = AgentConfig()
+    arbiter: AgentConfig = AgentConfig()
+    approvers: frozenset[str] = frozenset()
+    thresholds: Thresholds = Thresholds()
+    prompt_overrides: dict[str, str] = field(default_factory=dict)  # role -> file path
+    idle_timeout_s: float = 300.0
+    hard_timeout_s: float = 1800.0
+    max_agent_turns: int = 40  # tool-use turns inside one runner call
+    recent_turns: int = 6  # turn outputs quoted in each prompt
+
+    def agent_for(self, role: str) -> AgentConfig:
+        return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(
+            role, self.arbiter
+        )
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Task(Record):
+    id: int
+    room: str  # RoomRef.key
+    group: str
+    text: str
+    status: Status
+    version: int
+    rounds: int = 0  # owner/reviewer rounds since the last human message or ruling
+    arbitrations: int = 0
+    turns: int = 0
+    created_at: float
+    updated_at: float
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Turn(Record):
+    id: int
+    task_id: int
+    seq: int
+    role: str
+    status: Literal["running", "done", "failed", "interrupted"]
+    output: str = ""
+    marker: str | None = None
+    unmarked: bool = False
+    error: str | None = None
+    tree: str | None = None
+    session_id: str | None = None
+    started_at: float
+    ended_at: float | None = None
+
+
+class Ruling(Record):
+    """The arbiter's validated ruling (DESIGN §5)."""
+
+    verdict: Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
+    reasons: str = ""
+    conditions: list[str] = Field(default_factory=list)  # REVISE
+    new_direction: str = ""  # RESET
+    question: str = ""  # ESCALATE
+    options: list[str] = Field(default_factory=list)  # ESCALATE
+    references_cited: list[str] = Field(default_factory=list)
+    dissent: str = ""
+    readable: bool = True  # False when the arbiter output could not be read
+
+
+class Firing(Record):
+    """A detector that fired after a turn, with its reason (DESIGN §4)."""
+
+    detector: str  # stagnation, repeated_findings, oscillation, blocked, round_cap, ceiling
+    reason: str
+    fingerprint: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,117 @@
+"""The wire protocol between the host and a runner process.
+
+The host writes exactly one `RunRequest` as a JSON line to the runner's stdin, then closes stdin.
+The runner writes `RunEvent` JSON lines to stdout, one per line, and exits. Anything else it
+prints on stdout is a protocol error; its stderr is diagnostics only.
+
+`RunSpec` is the host-side envelope (never sent to the runner): which agent runs, for which group,
+on which workspace, with which limits. Every backend (local process, Docker) takes a `RunSpec` and
+yields `RunEvent`s, so the tribunal does not know where a turn runs.
+
+This module is imported inside the container too: standard library and pydantic only.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+AgentType = Literal["claude", "codex"]
+M = TypeVar("M", bound=BaseModel)
+EventKind = Literal["progress", "tool", "final", "usage", "session", "error"]
+
+# Error codes a backend or runner puts on an `error` event. The engine records them on the turn.
+CRASHED = "crashed"  # the runner exited without a final event
+IDLE_TIMEOUT = "idle_timeout"  # no event for too long
+HARD_TIMEOUT = "hard_timeout"  # the turn ran past its wall-clock limit
+OUTPUT_CAP = "output_cap"  # the runner printed more than allowed
+PROTOCOL = "protocol"  # the runner printed something that is not a RunEvent
+OUT_OF_MEMORY = "out_of_memory"  # killed by the memory limit
+AGENT = "agent"  # the agent itself reported a failure (API error, turn cap, ...)
+
+
+class ProtocolError(ValueError):
+    """A line that is not a valid protocol message."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunRequest(_Model):
+    role: str
+    prompt: str
+    system_prompt: str = ""
+    model: str | None = None
+    resume_session_id: str | None = None
+    output_schema: dict[str, Any] | None = None
+    read_only: bool = True
+    cwd: str = "/workspace"
+    max_turns: int = Field(default=40, ge=1)
+    max_budget_usd: float | None = None
+
+
+class RunEvent(_Model):
+    """One event from a runner. Which fields are set depends on `kind`:
+
+    progress: text (a short human-readable status line)
+    tool:     tool (tool name), text (a short summary of its input)
+    final:    text (the agent's full answer), structured (the JSON-schema output, when asked)
+    usage:    input_tokens, output_tokens, cost_usd
+    session:  session_id (to resume this agent's conversation next turn)
+    error:    code (one of the constants above), text (what happened)
+    """
+
+    kind: EventKind
+    text: str = ""
+    tool: str | None = None
+    structured: dict[str, Any] | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    session_id: str | None = None
+    code: str | None = None
+
+
+class RunSpec(_Model):
+    """Host side: what to run where. Backends turn this into a process or a container exec."""
+
+    group: str
+    agent: AgentType
+    request: RunRequest
+    workspace: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    idle_timeout_s: float = Field(default=300.0, gt=0)
+    hard_timeout_s: float = Field(default=1800.0, gt=0)
+    max_output_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+
+
+def encode(message: RunRequest | RunEvent) -> str:
+    """One protocol line, newline included."""
+    return message.model_dump_json(exclude_defaults=True) + "\n"
+
+
+def decode_event(line: str | bytes) -> RunEvent:
+    return _decode(RunEvent, line)
+
+
+def decode_request(line: str | bytes) -> RunRequest:
+    return _decode(RunRequest, line)
+
+
+def _decode(model: type[M], line: str | bytes) -> M:
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ProtocolError(f"not JSON: {text[:200]!r}") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ProtocolError(f"not a {model.__name__}: {exc.errors()[0]['msg']}") from exc
+
+
+def error(code: str, text: str) -> RunEvent:
+    return RunEvent(kind="error", code=code, text=text)
