@@ -1,0 +1,26 @@
+"""Role prompts as Markdown files, loaded with importlib.resources and overridable per group."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+ROLES = ("owner", "reviewer", "arbiter")
+
+
+class PromptError(ValueError):
+    """A prompt that does not exist or cannot be read."""
+
+
+def load_prompt(role: str, overrides: dict[str, str] | None = None) -> str:
+    """The system prompt for `role`: the group's override file when one is set, else ours."""
+    override = (overrides or {}).get(role)
+    if override:
+        try:
+            return Path(override).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise PromptError(f"prompt override for {role} ({override}): {exc.strerror}") from exc
+    try:
+        return resources.files(__package__).joinpath(f"{role}.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PromptError(f"no prompt for role {role!r}") from None
