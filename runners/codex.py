@@ -1,0 +1,291 @@
+"""The Codex runner: one agent turn through the Codex CLI (`codex exec --json`).
+
+`python -m runners codex` reads one `RunRequest` line from stdin, runs `codex exec --json` (or
+`codex exec resume <thread id>` to continue a conversation) and translates Codex's JSONL events
+into `RunEvent` lines as they arrive. Checked with `@openai/codex` 0.171.0.
+
+How the request becomes a Codex invocation, and why:
+
+- The prompt goes to Codex's stdin (prompt argument `-`), so its size is not bounded by the
+  kernel's per-argument limit, and nothing else is piped in (a piped stdin is otherwise appended
+  to the prompt as a `<stdin>` block).
+- The system prompt becomes `developer_instructions` (`-c`): Codex sends it as a developer message
+  after its own base instructions, which keep their tool-use guidance. A system prompt too large
+  for one argument is put in front of the prompt instead.
+- Sandbox: by default Codex's own sandbox does the job, `sandbox_mode = "read-only"` for a
+  read-only request and `"workspace-write"` otherwise (checked: a write is refused with
+  "Read-only file system" in read-only mode). `TRIBUNAL_CODEX_SANDBOX=external` says that the
+  caller already isolates the turn (our container: read-only mount for reviewers) and passes
+  `--dangerously-bypass-approvals-and-sandbox`, for engines where Codex cannot set up its own.
+- Model provider: Codex 0.171 ignores `OPENAI_BASE_URL`. When `TRIBUNAL_CODEX_BASE_URL` or
+  `OPENAI_BASE_URL` is set, the runner defines a custom provider with `-c` overrides
+  (`model_providers.tribunal`: base_url, env_key, wire_api "responses", no websockets), which
+  is the same thing as a `[model_providers.tribunal]` table in `$CODEX_HOME/config.toml` but never
+  overwrites the user's own config file. The API key is read by Codex from the variable named
+  by `env_key`: the first of TRIBUNAL_CODEX_API_KEY, OPENAI_API_KEY, CODEX_API_KEY that is set.
+  Without a base URL, Codex's built-in OpenAI provider is used (CODEX_API_KEY, filled from
+  OPENAI_API_KEY when only that is set).
+- `CODEX_HOME` (sessions, needed to resume): the caller's, else `~/.codex` when it can be
+  created, else a temporary folder (then a later resume will not find the thread).
+
+Not mapped: `max_turns` (Codex exec has no turn cap; the host's timeouts bound a turn) and
+`max_budget_usd` (Codex reports tokens, not prices; `cost_usd` stays 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from runners._io import EventWriter, run_main
+from runners.codex_events import CodexEventMapper, TokenTotals
+from runners.protocol import AGENT, RunRequest, error
+
+# Codex prints lines as long as a command's whole output; asyncio's default limit is 64 KiB.
+LINE_LIMIT = 32 * 1024 * 1024
+# Linux refuses a single argument longer than 128 KiB (MAX_ARG_STRLEN); stay well below.
+MAX_ARGUMENT_CHARS = 64 * 1024
+PROVIDER = "tribunal"
+KEY_VARIABLES = ("TRIBUNAL_CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY")
+
+
+class SetupError(Exception):
+    """Something about the request or environment that stops the turn before Codex starts."""
+
+
+def codex_binary(env: Mapping[str, str]) -> str:
+    explicit = env.get("CODEX_BIN")
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise SetupError(f"CODEX_BIN={explicit} is not an executable file")
+        return explicit
+    found = shutil.which("codex", path=env.get("PATH"))
+    if not found:
+        raise SetupError("codex binary not found: install @openai/codex or set CODEX_BIN")
+    return found
+
+
+def codex_home(env: Mapping[str, str]) -> tuple[Path, bool]:
+    """The folder Codex keeps its sessions in, and whether it is a throwaway temp folder."""
+    configured = env.get("CODEX_HOME")
+    candidates = [Path(configured)] if configured else []
+    if not configured and env.get("HOME"):
+        candidates.append(Path(env["HOME"]) / ".codex")
+    for candidate in candidates:
+        with contextlib.suppress(OSError):
+            candidate.mkdir(parents=True, exist_ok=True)
+            if os.access(candidate, os.W_OK | os.X_OK):
+                return candidate, False
+        if configured:
+            raise SetupError(f"CODEX_HOME={configured} is not a writable folder")
+    return Path(tempfile.mkdtemp(prefix="codex-home-")), True
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string. Escapes every control character: `-c` values are parsed as TOML."""
+    out = ['"']
+    for char in text:
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    out.append('"')
+    return "".join(out)
+
+
+def provider_overrides(env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """`-c` arguments that select the model provider, and variables to add to Codex's env."""
+    base_url = env.get("TRIBUNAL_CODEX_BASE_URL") or env.get("OPENAI_BASE_URL")
+    if not base_url:
+        extra = {}
+        if not env.get("CODEX_API_KEY") and env.get("OPENAI_API_KEY"):
+            extra["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        return [], extra
+    if not base_url.startswith(("http://", "https://")):
+        raise SetupError(f"model API base URL must be http(s)://…, got {base_url!r}")
+    key_variable = next((v for v in KEY_VARIABLES if env.get(v)), KEY_VARIABLES[1])
+    table = (
+        f"{{name={toml_string('Tribunal')}, base_url={toml_string(base_url)}, "
+        f"env_key={toml_string(key_variable)}, wire_api={toml_string('responses')}, "
+        "supports_websockets=false}"
+    )
+    return [
+        "-c",
+        f"model_provider={toml_string(PROVIDER)}",
+        "-c",
+        f"model_providers.{PROVIDER}={table}",
+    ], {}
+
+
+def sandbox_arguments(request: RunRequest, env: Mapping[str, str]) -> list[str]:
+    mode = env.get("TRIBUNAL_CODEX_SANDBOX", "codex")
+    if mode == "external":
+        return ["--dangerously-bypass-approvals-and-sandbox"]
+    if mode != "codex":
+        raise SetupError(f"TRIBUNAL_CODEX_SANDBOX must be 'codex' or 'external', got {mode!r}")
+    policy = "read-only" if request.read_only else "workspace-write"
+    # `-c` rather than `-s`: `codex exec resume` has no `-s` flag.
+    return ["-c", f"sandbox_mode={toml_string(policy)}"]
+
+
+def build_command(
+    request: RunRequest, binary: str, env: Mapping[str, str], schema_file: Path | None
+) -> tuple[list[str], str, dict[str, str]]:
+    """The argv, the text for Codex's stdin, and the variables to add to its environment."""
+    prompt = request.prompt
+    options = ["--json", "--skip-git-repo-check", *sandbox_arguments(request, env)]
+    if request.model:
+        options += ["-m", request.model]
+    provider, extra_env = provider_overrides(env)
+    options += provider
+    if request.system_prompt:
+        if len(request.system_prompt) <= MAX_ARGUMENT_CHARS:
+            options += ["-c", f"developer_instructions={toml_string(request.system_prompt)}"]
+        else:
+            prompt = f"{request.system_prompt}\n\n---\n\n{prompt}"
+    if schema_file is not None:
+        options += ["--output-schema", str(schema_file)]
+    if request.resume_session_id:
+        # `exec resume` takes no -C; the working folder is the process's (set by the caller).
+        argv = [binary, "exec", "resume", *options, request.resume_session_id, "-"]
+    else:
+        argv = [binary, "exec", *options, "-C", request.cwd, "-"]
+    return argv, prompt, extra_env
+
+
+class UsageLedger:
+    """Codex reports a thread's token totals since its start, also after a resume; we keep the
+    totals per thread in CODEX_HOME so each turn reports only its own tokens."""
+
+    def __init__(self, home: Path) -> None:
+        self.folder = home / "tribunal-usage"
+
+    def _file(self, thread_id: str) -> Path:
+        safe = "".join(c for c in thread_id if c.isalnum() or c in "-_")
+        return self.folder / f"{safe}.json"
+
+    def totals(self, thread_id: str | None) -> TokenTotals:
+        if not thread_id:
+            return TokenTotals()
+        try:
+            data = json.loads(self._file(thread_id).read_text())
+            return TokenTotals(int(data["input_tokens"]), int(data["output_tokens"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            return TokenTotals()
+
+    def save(self, thread_id: str, totals: TokenTotals) -> None:
+        with contextlib.suppress(OSError):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            data = {"input_tokens": totals.input_tokens, "output_tokens": totals.output_tokens}
+            self._file(thread_id).write_text(json.dumps(data))
+
+
+async def run_turn(request: RunRequest, writer: EventWriter) -> None:
+    env = dict(os.environ)
+    try:
+        binary = codex_binary(env)
+        if not Path(request.cwd).is_dir():
+            raise SetupError(f"working folder {request.cwd} does not exist")
+        home, throwaway = codex_home(env)
+    except SetupError as exc:
+        writer.emit(error(AGENT, str(exc)))
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="tribunal-codex-"))
+    try:
+        await _run_codex(request, writer, env, binary, home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if throwaway:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+async def _run_codex(
+    request: RunRequest,
+    writer: EventWriter,
+    env: dict[str, str],
+    binary: str,
+    home: Path,
+    scratch: Path,
+) -> None:
+    schema_file = None
+    if request.output_schema is not None:
+        schema_file = scratch / "output-schema.json"
+        schema_file.write_text(json.dumps(request.output_schema))
+    try:
+        argv, prompt, extra_env = build_command(request, binary, env, schema_file)
+    except SetupError as exc:
+        writer.emit(error(AGENT, str(exc)))
+        return
+    ledger = UsageLedger(home)
+    mapper = CodexEventMapper(
+        want_structured=schema_file is not None,
+        usage_before=ledger.totals(request.resume_session_id),
+    )
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=request.cwd,
+        env={**env, **extra_env, "CODEX_HOME": str(home)},
+        limit=LINE_LIMIT,
+    )
+    assert process.stdin and process.stdout and process.stderr
+    stderr_tail = asyncio.create_task(_drain_stderr(process.stderr))
+    feeding = asyncio.create_task(_feed_prompt(process.stdin, prompt))
+    try:
+        while line := await process.stdout.readline():
+            for event in mapper.feed(line):
+                writer.emit(event)
+            if mapper.thread_id and mapper.totals_after is not None:
+                ledger.save(mapper.thread_id, mapper.totals_after)
+        status = await process.wait()
+        await feeding
+        for event in mapper.finish(status, await stderr_tail):
+            writer.emit(event)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        feeding.cancel()
+        stderr_tail.cancel()
+
+
+async def _feed_prompt(stdin: asyncio.StreamWriter, prompt: str) -> None:
+    # Codex may exit before reading (bad flag, missing key): a broken pipe is not our failure.
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(prompt.encode("utf-8"))
+        await stdin.drain()
+        stdin.close()
+        await stdin.wait_closed()
+
+
+async def _drain_stderr(stream: asyncio.StreamReader, keep: int = 4000) -> str:
+    """Pass Codex's diagnostics on to our stderr and keep the end for error messages."""
+    tail = b""
+    while chunk := await stream.read(65536):
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.buffer.flush()
+        tail = (tail + chunk)[-keep:]
+    return tail.decode("utf-8", "replace")
+
+
+def main() -> int:
+    return run_main(run_turn)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
