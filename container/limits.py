@@ -1,0 +1,118 @@
+"""Supervision rules shared by the backends: the runner's environment, stdout framing, limits.
+
+Pure helpers with no process handling, so the local and the Docker backend apply the same rules
+and tests can check them without starting anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from runners.protocol import ProtocolError, RunEvent, decode_event
+
+# What a runner may see of the host's environment: enough to find programs, a home, a locale and
+# a temp dir. Everything else (platform tokens, cloud credentials, the bot's settings) stays out;
+# model credentials come per run in RunSpec.env.
+HOST_ENV_ALLOWED = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+)
+
+# Never handed to a runner, from any source (host, backend or run env): chat platform tokens.
+_FORBIDDEN = re.compile(r"^(SLACK|DISCORD)_")
+
+
+def is_forbidden(name: str) -> bool:
+    return bool(_FORBIDDEN.match(name.upper()))
+
+
+def runner_env(
+    host: Mapping[str, str], *layers: Mapping[str, str], allowed: Iterable[str] = HOST_ENV_ALLOWED
+) -> tuple[dict[str, str], list[str]]:
+    """The runner's environment: the allow-listed host variables, then each layer on top (the
+    backend's fixed env, then the run's env). Returns it and the names that were refused."""
+    env = {name: host[name] for name in allowed if name in host}
+    refused: list[str] = []
+    for layer in layers:
+        for name, value in layer.items():
+            if is_forbidden(name):
+                refused.append(name)
+            else:
+                env[name] = value
+    return env, refused
+
+
+class OutputCapExceeded(Exception):
+    pass
+
+
+@dataclass
+class LineSplitter:
+    """Cuts a runner's stdout into lines, enforcing the total and the per-line byte caps."""
+
+    max_total_bytes: int
+    max_line_bytes: int
+    total: int = 0
+    _pending: bytes = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self.total += len(chunk)
+        if self.total > self.max_total_bytes:
+            raise OutputCapExceeded(f"the runner printed more than {self.max_total_bytes} bytes")
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        for line in lines:
+            self._check(line)
+        self._check(self._pending)
+        return lines
+
+    def finish(self) -> list[bytes]:
+        """At end of stream: an unterminated last line still counts."""
+        rest, self._pending = self._pending, b""
+        return [rest] if rest.strip() else []
+
+    def _check(self, line: bytes) -> None:
+        if len(line) > self.max_line_bytes:
+            raise OutputCapExceeded(f"a runner line is longer than {self.max_line_bytes} bytes")
+
+
+def parse_line(line: bytes) -> RunEvent | None:
+    """A stdout line as an event; None for a blank line (ignored). Raises ProtocolError for
+    anything else, which the backends treat as a broken runner: error `protocol`, kill."""
+    if not line.strip():
+        return None
+    try:
+        return decode_event(line)
+    except ProtocolError:
+        raise
+    except ValueError as exc:  # e.g. not UTF-8 in a way pydantic rejects
+        raise ProtocolError(str(exc)) from exc
+
+
+class TailBuffer:
+    """Keeps the last `limit` bytes written (a runner's stderr, for crash reports)."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._data = bytearray()
+
+    def write(self, chunk: bytes) -> None:
+        self._data += chunk
+        if len(self._data) > self.limit:
+            del self._data[: len(self._data) - self.limit]
+
+    def text(self) -> str:
+        return self._data.decode("utf-8", "replace").strip()

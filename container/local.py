@@ -1,0 +1,318 @@
+"""LocalBackend: run a turn as a plain local process (development; no isolation).
+
+`python -P -m runners <agent>` is started in its own session (so it leads its own process group),
+in the workspace, with a minimal environment: the allow-listed host variables (PATH, HOME, LANG,
+…), the backend's `env`, then `spec.env` (model credentials come per run). `SLACK_*` and
+`DISCORD_*` never get through, from any of the three. `-P` keeps the workspace (the cwd) off
+`sys.path`, so an untrusted repository cannot shadow the runner's modules.
+
+The request line is written to stdin, stdin is closed, and events are yielded as their lines
+arrive. Rules, the same for every run:
+
+- Every run ends with exactly one terminal event: the runner's `final` or `error`, or an `error`
+  from the backend. Events after the runner's terminal event are still passed on, except a
+  second terminal event (dropped, logged); a failure after it (garbage, timeout, exit status)
+  is logged only, because the turn's answer is already in.
+- Blank stdout lines are ignored. Any other line that is not a RunEvent is a broken runner:
+  error `protocol` and kill (runners keep stdout for the protocol alone; see runners/_io.py).
+- No event for `spec.idle_timeout_s` → `idle_timeout`; past `spec.hard_timeout_s` →
+  `hard_timeout`; more than `spec.max_output_bytes` on stdout, or one line longer than
+  `max_line_bytes` → `output_cap`. The runner exiting without a terminal event → `crashed`,
+  with its exit status (or signal) and the tail of its stderr.
+- Stopping: SIGTERM to the process group, SIGKILL after `kill_grace_s`, then the leader is
+  reaped. When the leader exits by itself, whatever is left in its group is SIGKILLed too.
+  Cancelling or closing the iteration stops the process the same way.
+
+Processes that leave the group (`setsid`, as Claude Code's Bash tool does) are the runner's to
+clean up (it is a child subreaper, runners/_procs.py) — locally nothing else bounds them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from container.limits import (
+    LineSplitter,
+    OutputCapExceeded,
+    TailBuffer,
+    parse_line,
+    runner_env,
+)
+from runners.protocol import (
+    CRASHED,
+    HARD_TIMEOUT,
+    IDLE_TIMEOUT,
+    OUTPUT_CAP,
+    PROTOCOL,
+    ProtocolError,
+    RunEvent,
+    RunSpec,
+    encode,
+    error,
+)
+
+log = logging.getLogger(__name__)
+
+CHUNK_BYTES = 64 * 1024
+TERMINAL = ("final", "error")
+
+
+class _Failure(Exception):
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+class LocalBackend:
+    """Implements the rooms `Runner` port with local processes.
+
+    `command` replaces `python -P -m <runner_module>` (tests run misbehaving runner programs
+    through the real supervision this way); the agent type is always appended as the last
+    argument."""
+
+    def __init__(
+        self,
+        python: str = sys.executable,
+        env: Mapping[str, str] | None = None,
+        runner_module: str = "runners",
+        *,
+        command: Sequence[str] | None = None,
+        kill_grace_s: float = 3.0,
+        max_line_bytes: int = 4 * 1024 * 1024,
+        exit_drain_s: float = 2.0,
+        stderr_tail_bytes: int = 4096,
+    ) -> None:
+        self.python = python
+        self.env = dict(env or {})
+        self.runner_module = runner_module
+        self.command = list(command) if command is not None else None
+        self.kill_grace_s = kill_grace_s
+        self.max_line_bytes = max_line_bytes
+        self.exit_drain_s = exit_drain_s
+        self.stderr_tail_bytes = stderr_tail_bytes
+
+    def argv(self, spec: RunSpec) -> list[str]:
+        base = self.command or [self.python, "-P", "-m", self.runner_module]
+        return [*base, spec.agent]
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        env, refused = runner_env(os.environ, self.env, spec.env)
+        if refused:
+            log.warning("not passed to the runner (platform tokens): %s", ", ".join(refused))
+        request = spec.request
+        if spec.workspace is not None:
+            # The runner works where the backend put it, not at the container path /workspace.
+            request = request.model_copy(update={"cwd": spec.workspace})
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv(spec),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=spec.workspace,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            yield error(CRASHED, f"could not start the runner {self.argv(spec)!r}: {exc}")
+            return
+        run = _Supervised(self, spec, proc)
+        events = run.events(encode(request).encode("utf-8"))
+        try:
+            async for event in events:
+                yield event
+        finally:
+            # Closed early, cancelled or done: the process group goes with the iteration.
+            await run.stop()
+            await events.aclose()
+
+
+class _Supervised:
+    """One running runner process and what has been seen of it."""
+
+    def __init__(self, backend: LocalBackend, spec: RunSpec, proc: asyncio.subprocess.Process):
+        self.backend = backend
+        self.spec = spec
+        self.proc = proc
+        self.pgid = proc.pid  # start_new_session: the leader's pid is the group id
+        self.stderr = TailBuffer(backend.stderr_tail_bytes)
+        self.terminal_seen = False
+        self.stop_note = ""
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def events(self, request_line: bytes) -> AsyncGenerator[RunEvent, None]:
+        self._tasks = [
+            asyncio.create_task(self._feed(request_line)),
+            asyncio.create_task(self._drain_stderr()),
+        ]
+        try:
+            async for event in self._read():
+                yield event
+        except _Failure as failure:
+            await self.stop()
+            if self.terminal_seen:
+                log.warning("runner failed after its answer (%s): %s", failure.code, failure.text)
+            else:
+                yield error(failure.code, f"{failure.text}{self.stop_note}{self._stderr_note()}")
+
+    async def _read(self) -> AsyncIterator[RunEvent]:
+        loop = asyncio.get_running_loop()
+        spec, proc = self.spec, self.proc
+        assert proc.stdout is not None
+        splitter = LineSplitter(spec.max_output_bytes, self.backend.max_line_bytes)
+        start = last_event = loop.time()
+        exited_at: float | None = None
+        exit_task = asyncio.create_task(proc.wait())
+        read_task: asyncio.Task[bytes] | None = None
+        try:
+            while True:
+                now = loop.time()
+                idle_at, hard_at = last_event + spec.idle_timeout_s, start + spec.hard_timeout_s
+                deadline = min(idle_at, hard_at)
+                if exited_at is not None:
+                    # The leader is gone; only a straggler holding the pipe can keep it open.
+                    deadline = min(deadline, exited_at + self.backend.exit_drain_s)
+                if now >= deadline:
+                    if exited_at is not None and deadline < min(idle_at, hard_at):
+                        log.warning(
+                            "stdout still open %.1fs after the runner exited", now - exited_at
+                        )
+                        break
+                    if hard_at <= idle_at:
+                        raise _Failure(HARD_TIMEOUT, f"the turn ran past {spec.hard_timeout_s:g}s")
+                    raise _Failure(IDLE_TIMEOUT, f"no event for {spec.idle_timeout_s:g}s")
+                if read_task is None:
+                    read_task = asyncio.create_task(proc.stdout.read(CHUNK_BYTES))
+                waiting: set[asyncio.Task[Any]] = {read_task}
+                if exited_at is None:
+                    waiting.add(exit_task)
+                await asyncio.wait(
+                    waiting, timeout=deadline - now, return_when=asyncio.FIRST_COMPLETED
+                )
+                if exited_at is None and exit_task.done():
+                    exited_at = loop.time()
+                    _killpg(self.pgid, signal.SIGKILL)  # leftovers of the group, not the leader
+                if not read_task.done():
+                    continue
+                chunk = read_task.result()
+                read_task = None
+                if not chunk:
+                    break
+                try:
+                    lines = splitter.feed(chunk)
+                except OutputCapExceeded as exc:
+                    raise _Failure(OUTPUT_CAP, str(exc)) from None
+                for line in lines:
+                    for event in self._accept(line):
+                        last_event = loop.time()
+                        yield event
+            for line in splitter.finish():
+                for event in self._accept(line):
+                    yield event
+            await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, loop.time() + 5))
+        finally:
+            for task in (read_task, exit_task):
+                if task is not None and not task.done():
+                    task.cancel()
+        if not self.terminal_seen:
+            raise _Failure(CRASHED, f"the runner {_exit_text(proc.returncode)} without an answer")
+
+    def _accept(self, line: bytes) -> list[RunEvent]:
+        try:
+            event = parse_line(line)
+        except ProtocolError as exc:
+            raise _Failure(
+                PROTOCOL, f"the runner printed a line that is not an event: {exc}"
+            ) from None
+        if event is None:
+            return []
+        if event.kind in TERMINAL:
+            if self.terminal_seen:
+                log.warning("dropped a second terminal event from the runner: %s", event.kind)
+                return []
+            self.terminal_seen = True
+        return [event]
+
+    async def _wait_exit(self, exit_task: asyncio.Task[int], until: float) -> None:
+        """stdout is closed; the runner should exit now. If it does not, it is stopped."""
+        timeout = max(0.0, until - asyncio.get_running_loop().time())
+        try:
+            await asyncio.wait_for(asyncio.shield(exit_task), timeout)
+        except TimeoutError:
+            await self.stop()
+            if not self.terminal_seen:
+                raise _Failure(
+                    IDLE_TIMEOUT, "the runner closed its output but did not exit"
+                ) from None
+        # stderr may lag behind the exit a little; the crash report wants its tail.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._tasks[1]), 1.0)
+
+    async def _feed(self, line: bytes) -> None:
+        stdin = self.proc.stdin
+        assert stdin is not None
+        # A runner that dies (or never reads) before taking its request is reported by its exit.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            stdin.write(line)
+            await stdin.drain()
+            stdin.close()
+
+    async def _drain_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        while chunk := await stream.read(CHUNK_BYTES):
+            self.stderr.write(chunk)
+
+    def _stderr_note(self) -> str:
+        tail = self.stderr.text()
+        return f"; stderr: {tail[-1000:]}" if tail else ""
+
+    async def stop(self) -> None:
+        """Stop the group (SIGTERM, then SIGKILL after the grace period) and reap the leader.
+        Safe to call more than once and on a runner that already exited."""
+        proc = self.proc
+        try:
+            if proc.returncode is None:
+                _killpg(self.pgid, signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(proc.wait(), self.backend.kill_grace_s)
+                    self.stop_note = " (stopped with SIGTERM)"
+                except TimeoutError:
+                    self.stop_note = (
+                        f" (ignored SIGTERM; SIGKILLed after {self.backend.kill_grace_s:g}s)"
+                    )
+            _killpg(self.pgid, signal.SIGKILL)
+            await proc.wait()
+        except BaseException:
+            # Interrupted (a second cancellation): never leave the group running.
+            _killpg(self.pgid, signal.SIGKILL)
+            raise
+        finally:
+            for task in self._tasks:
+                if not task.done():
+                    task.cancel()
+
+
+def _killpg(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _exit_text(returncode: int | None) -> str:
+    if returncode is None:
+        return "stopped"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"was killed by {name}"
+    return f"exited with status {returncode}"

@@ -1,0 +1,43 @@
+"""`python -m runners claude|codex`: run one agent turn of the named type (DESIGN §6).
+
+The agent type is chosen at exec time; each type's module has a `main() -> int`. A missing or
+unknown type is answered on stdout with a protocol `error` event (and exit status 2), so the
+host sees why even when it reads nothing but the event stream.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+
+from runners.protocol import PROTOCOL, encode, error
+
+AGENTS = {"claude": "runners.claude", "codex": "runners.codex"}
+EXIT_USAGE = 2
+
+
+def _fail(text: str) -> int:
+    sys.stdout.write(encode(error(PROTOCOL, text)))
+    sys.stdout.flush()
+    print(text, file=sys.stderr)
+    return EXIT_USAGE
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0] not in AGENTS:
+        return _fail(f"usage: python -m runners {{{'|'.join(AGENTS)}}} (got {args!r})")
+    module_name = AGENTS[args[0]]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        return _fail(f"the {args[0]} runner is not available: {exc}")
+    entry: Callable[[], int] | None = getattr(module, "main", None)
+    if entry is None:
+        return _fail(f"{module_name} has no main()")
+    return entry()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

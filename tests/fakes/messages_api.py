@@ -1,0 +1,471 @@
+"""A scripted fake of the Anthropic Messages API on loopback, for Claude Code and the anthropic SDK.
+
+It speaks what both clients send: `POST /v1/messages` (with or without `?beta=true`), answered
+as SSE when the body has `"stream": true` and as one JSON message otherwise;
+`POST /v1/messages/count_tokens`; the key in `x-api-key` or `Authorization: Bearer` (any key is
+accepted, a request with neither gets 401). Any other path gets 404. It records every request.
+
+Scripting: rules are tried in the order they were added; the first rule whose matcher accepts
+the request and still has replies left answers it; when none does, the default reply answers.
+
+    with FakeMessagesAPI(default=text("DONE")) as fake:
+        fake.script(system_contains("owner"), [
+            tool_use("Edit", {"file_path": "/ws/a.py", "old_string": "1", "new_string": "2"}),
+            text("DONE\\nchanged a.py"),
+        ])
+        fake.script(system_contains("reviewer"), [text("CHANGES_REQUESTED\\nadd a test")])
+        fake.script(has_tool_result() & system_contains("arbiter"), [text("VERDICT: PROCEED")])
+        env = fake.env()          # ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for the runner
+        ...
+        assert fake.requests[0].tool_names  # what the agent was offered
+        fake.assert_all_consumed()
+
+Replies: `text(...)`, `tool_use(name, input)` (several tools in one reply: `tool_uses(...)`),
+`structured(obj)` (see below), `api_error(status, ...)`; each takes `usage=Usage(...)`.
+Matchers: `system_contains`, `prompt_contains` (any user text), `has_tool_result`,
+`tool_offered`, `nth_call` (0-based, over all /v1/messages calls), `any_request`; combine them
+with `&`, `|` and `~`. A script with `repeat_last=True` keeps answering with its last reply.
+
+Structured output (what Claude Code 2.1.332 does with `--json-schema`, i.e. the Agent SDK's
+`output_format={"type": "json_schema", "schema": ...}`; checked): it does NOT send
+`output_config.format`. It offers the model one more client tool, `StructuredOutput`, whose
+`input_schema` is the requested schema ("You MUST call this tool exactly once at the end of your
+response"). When the model calls it, the CLI validates the input against the schema, records the
+tool_result "Structured output provided successfully" and ends the turn at once (no further
+request), with the input in the `result` event's `structured_output` (the SDK's
+`ResultMessage.structured_output`) and its JSON as `result`. If the model answers with text
+only, the CLI sends one more request whose last user message starts with
+"[structured-output-enforce] You MUST call the StructuredOutput tool"; if the model still does not
+call it, the turn ends as a success with no structured output. So the fake's answer to a schema
+request is a `tool_use` of `StructuredOutput` with the object as its input: `structured(obj)`.
+For a request that does not offer that tool (the anthropic SDK with `output_config.format`),
+`structured(obj)` answers with the object as JSON text, as the API does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+
+_ids = itertools.count(1)
+
+
+# ---------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 100
+    output_tokens: int = 20
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer of the fake. `blocks` are Messages API content blocks; `status` != 200 makes it
+    an API error with `error_type` and `text` as the message."""
+
+    blocks: tuple[dict[str, Any], ...] = ()
+    stop_reason: str = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+    status: int = 200
+    error_type: str = ""
+    # Set by `structured()`: for a request without the StructuredOutput tool (the anthropic SDK
+    # with output_config), the object is sent as JSON text instead.
+    structured: dict[str, Any] | None = None
+
+
+def text(body: str, *, usage: Usage | None = None) -> Reply:
+    return Reply(blocks=({"type": "text", "text": body},), usage=usage or Usage())
+
+
+def tool_use(
+    name: str, input: dict[str, Any], *, say: str = "", usage: Usage | None = None
+) -> Reply:
+    """A reply that calls one tool (stop_reason tool_use), optionally after some text."""
+    return tool_uses([(name, input)], say=say, usage=usage)
+
+
+def tool_uses(
+    calls: Sequence[tuple[str, dict[str, Any]]], *, say: str = "", usage: Usage | None = None
+) -> Reply:
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": say}] if say else []
+    for name, args in calls:
+        blocks.append({"type": "tool_use", "name": name, "input": args})
+    return Reply(blocks=tuple(blocks), stop_reason="tool_use", usage=usage or Usage())
+
+
+def structured(obj: dict[str, Any], *, usage: Usage | None = None) -> Reply:
+    """The final answer as a JSON object (see the module docstring)."""
+    reply = tool_use(STRUCTURED_OUTPUT_TOOL, obj, usage=usage)
+    return Reply(blocks=reply.blocks, stop_reason="tool_use", usage=reply.usage, structured=obj)
+
+
+def api_error(
+    status: int, message: str = "fake failure", *, error_type: str = "invalid_request_error"
+) -> Reply:
+    """An HTTP error. Clients retry 408/409/429/5xx with backoff; 400/401/403/404 fail fast."""
+    return Reply(status=status, error_type=error_type, blocks=({"type": "text", "text": message},))
+
+
+# ---------------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def system(self) -> str:
+        """The system prompt as one string (it may be sent as a string or a list of blocks)."""
+        system = self.body.get("system") or ""
+        if isinstance(system, str):
+            return system
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages = self.body.get("messages")
+        return messages if isinstance(messages, list) else []
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        tools = self.body.get("tools")
+        return tools if isinstance(tools, list) else []
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [str(t.get("name")) for t in self.tools if isinstance(t, dict)]
+
+    @property
+    def is_messages_call(self) -> bool:
+        return self.path.split("?")[0] == "/v1/messages"
+
+    def user_texts(self) -> list[str]:
+        """Every text a user message carries (strings and text blocks, tool results excluded)."""
+        out: list[str] = []
+        for message in self.messages:
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                out.append(content)
+            elif isinstance(content, list):
+                out += [b.get("text", "") for b in content if b.get("type") == "text"]
+        return out
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The tool_result blocks of the last message (what the agent's tools answered)."""
+        if not self.messages:
+            return []
+        content = self.messages[-1].get("content")
+        if not isinstance(content, list):
+            return []
+        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+    def tool_result_text(self) -> str:
+        parts: list[str] = []
+        for block in self.tool_results():
+            content = block.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts += [c.get("text", "") for c in content if isinstance(c, dict)]
+        return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------- matchers
+
+
+@dataclass(frozen=True)
+class Matcher:
+    test: Callable[[RecordedRequest, int], bool]
+    name: str
+
+    def __call__(self, request: RecordedRequest, index: int) -> bool:
+        return self.test(request, index)
+
+    def __and__(self, other: Matcher) -> Matcher:
+        return Matcher(lambda r, i: self(r, i) and other(r, i), f"({self.name} & {other.name})")
+
+    def __or__(self, other: Matcher) -> Matcher:
+        return Matcher(lambda r, i: self(r, i) or other(r, i), f"({self.name} | {other.name})")
+
+    def __invert__(self) -> Matcher:
+        return Matcher(lambda r, i: not self(r, i), f"~{self.name}")
+
+
+def any_request() -> Matcher:
+    return Matcher(lambda r, i: True, "any")
+
+
+def system_contains(fragment: str) -> Matcher:
+    return Matcher(lambda r, i: fragment in r.system, f"system~{fragment!r}")
+
+
+def prompt_contains(fragment: str) -> Matcher:
+    return Matcher(lambda r, i: any(fragment in t for t in r.user_texts()), f"prompt~{fragment!r}")
+
+
+def has_tool_result() -> Matcher:
+    return Matcher(lambda r, i: bool(r.tool_results()), "tool_result")
+
+
+def tool_offered(name: str) -> Matcher:
+    return Matcher(lambda r, i: name in r.tool_names, f"offers {name}")
+
+
+def nth_call(n: int) -> Matcher:
+    return Matcher(lambda r, i: i == n, f"call#{n}")
+
+
+# ---------------------------------------------------------------------------- server
+
+
+@dataclass
+class Script:
+    matcher: Matcher
+    replies: list[Reply]
+    repeat_last: bool = False
+    used: int = 0
+
+    @property
+    def exhausted(self) -> bool:
+        return self.used >= len(self.replies) and not (self.repeat_last and self.replies)
+
+    def take(self) -> Reply:
+        reply = self.replies[min(self.used, len(self.replies) - 1)]
+        self.used += 1
+        return reply
+
+
+class FakeMessagesAPI:
+    """The fake server (a daemon thread on 127.0.0.1, ephemeral port). Use as a context manager
+    or call start()/stop(). Thread-safe: rules and records are guarded by one lock."""
+
+    def __init__(self, default: Reply | None = None) -> None:
+        self.default = default or text("DONE")
+        self.requests: list[RecordedRequest] = []  # every request, count_tokens included
+        self.answered: list[tuple[RecordedRequest, Reply]] = []  # /v1/messages calls only
+        self._scripts: list[Script] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting
+
+    def script(
+        self, matcher: Matcher, replies: Sequence[Reply], *, repeat_last: bool = False
+    ) -> Script:
+        rule = Script(matcher, list(replies), repeat_last)
+        with self._lock:
+            self._scripts.append(rule)
+        return rule
+
+    def assert_all_consumed(self) -> None:
+        with self._lock:
+            left = [
+                (s.matcher.name, len(s.replies) - s.used)
+                for s in self._scripts
+                if s.used < len(s.replies)
+            ]
+        assert not left, f"scripted replies never asked for: {left}"
+
+    @property
+    def calls(self) -> list[RecordedRequest]:
+        """The /v1/messages requests (no count_tokens), in arrival order."""
+        with self._lock:
+            return [r for r, _ in self.answered]
+
+    def _choose(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            index = len(self.answered)
+            reply = self.default
+            for rule in self._scripts:
+                if not rule.exhausted and rule.matcher(request, index):
+                    reply = rule.take()
+                    break
+            self.answered.append((request, reply))
+            return reply
+
+    # -- lifecycle
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self, key: str = "sk-ant-fake") -> dict[str, str]:
+        """The environment a runner needs to talk to this fake."""
+        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": key}
+
+    def start(self) -> FakeMessagesAPI:
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, daemon=True, name="fake-messages-api"
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeMessagesAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+
+# ---------------------------------------------------------------------------- wire format
+
+
+def message_json(reply: Reply, model: str, request: RecordedRequest) -> dict[str, Any]:
+    # Fresh tool_use ids per answer: a reply may be sent more than once (defaults, repeat_last).
+    blocks = [
+        {**b, "id": f"toolu_fake{next(_ids):04d}"} if b["type"] == "tool_use" else b
+        for b in reply.blocks
+    ]
+    if reply.structured is not None and STRUCTURED_OUTPUT_TOOL not in request.tool_names:
+        blocks = [{"type": "text", "text": json.dumps(reply.structured)}]
+        stop = "end_turn"
+    else:
+        stop = reply.stop_reason
+    usage = reply.usage
+    return {
+        "id": f"msg_fake{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+        },
+    }
+
+
+def sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The SSE event sequence the real API streams for one complete message."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            empty: dict[str, Any] = {"type": "text", "text": ""}
+            delta: dict[str, Any] = {"type": "text_delta", "text": block["text"]}
+        else:
+            empty = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": empty},
+        )
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeMessagesAPI
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `requests`
+        pass
+
+    def _send_json(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_fake{next(_ids):04d}")
+        if status >= 400:
+            # Fail fast: the client should not retry a scripted error unless the status says so.
+            self.send_header(
+                "x-should-retry", "true" if status in (408, 409, 429) or status >= 500 else "false"
+            )
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, error_type: str, message: str) -> None:
+        self._send_json(
+            status, {"type": "error", "error": {"type": error_type, "message": message}}
+        )
+
+    def do_GET(self) -> None:
+        self._error(404, "not_found_error", f"no GET {self.path}")
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("body is not an object")
+        except ValueError as exc:
+            return self._error(400, "invalid_request_error", f"bad JSON body: {exc}")
+        request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self.fake._record(request)
+        if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+            return self._error(401, "authentication_error", "no x-api-key or Authorization")
+        route = self.path.split("?")[0]
+        if route == "/v1/messages/count_tokens":
+            return self._send_json(200, {"input_tokens": 10})
+        if route != "/v1/messages":
+            return self._error(404, "not_found_error", f"no POST {route}")
+        reply = self.fake._choose(request)
+        if reply.status != 200:
+            return self._error(reply.status, reply.error_type, reply.blocks[0]["text"])
+        message = message_json(reply, str(body.get("model", "claude-fake")), request)
+        if not body.get("stream"):
+            return self._send_json(200, message)
+        data = "".join(
+            f"event: {name}\ndata: {json.dumps(payload)}\n\n"
+            for name, payload in sse_events(message)
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
