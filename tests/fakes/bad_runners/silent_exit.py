@@ -1,0 +1,3 @@
+from _common import record_pid
+
+record_pid()
