@@ -1,0 +1,168 @@
+"""The SQLite schema of the store (DESIGN §8) as an ordered list of migrations.
+
+`PRAGMA user_version` holds the number of steps applied; opening a store applies the missing ones,
+each in its own transaction. Never edit a step that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+_OPEN = "'owner_turn','review_turn','arbitration','waiting_human','finalize'"
+
+# One step = a list of statements run in one transaction.
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE groups (
+            name TEXT PRIMARY KEY,
+            created_at REAL NOT NULL
+        )""",
+        """CREATE TABLE rooms (
+            key TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            thread TEXT NOT NULL,
+            group_name TEXT NOT NULL REFERENCES groups(name),
+            created_at REAL NOT NULL
+        )""",
+        f"""CREATE TABLE tasks (
+            id INTEGER PRIMARY KEY,
+            room TEXT NOT NULL REFERENCES rooms(key),
+            group_name TEXT NOT NULL REFERENCES groups(name),
+            text TEXT NOT NULL,
+            opened_by TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL CHECK (status IN ({_OPEN},'closed')),
+            version INTEGER NOT NULL DEFAULT 0,
+            rounds INTEGER NOT NULL DEFAULT 0,
+            arbitrations INTEGER NOT NULL DEFAULT 0,
+            turns INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            grants INTEGER NOT NULL DEFAULT 0,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            lease_owner TEXT,
+            lease_until REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            closed_at REAL
+        )""",
+        # DESIGN §2: at most one open task per room, enforced by the database itself.
+        "CREATE UNIQUE INDEX tasks_one_open_per_room ON tasks(room) WHERE status != 'closed'",
+        "CREATE INDEX tasks_open ON tasks(status) WHERE status != 'closed'",
+        """CREATE TABLE turns (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            phase TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('running','done','failed','interrupted')),
+            output TEXT NOT NULL DEFAULT '',
+            structured TEXT,
+            marker TEXT,
+            unmarked INTEGER NOT NULL DEFAULT 0,
+            error_code TEXT,
+            error TEXT,
+            tree_before TEXT,
+            tree TEXT,
+            session_id TEXT,
+            resumed_from TEXT,
+            engine_id TEXT,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            UNIQUE (task_id, seq)
+        )""",
+        """CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            user TEXT NOT NULL,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'message' CHECK (kind IN ('message','answer')),
+            before_seq INTEGER NOT NULL,
+            event_id TEXT,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX messages_task ON messages(task_id, id)",
+        """CREATE TABLE firings (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            turn_id INTEGER REFERENCES turns(id),
+            detector TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            fingerprint TEXT,
+            extra TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(extra)),
+            acted INTEGER NOT NULL DEFAULT 1,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX firings_task ON firings(task_id, id)",
+        """CREATE TABLE verdicts (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            turn_id INTEGER NOT NULL UNIQUE REFERENCES turns(id),
+            firing_id INTEGER REFERENCES firings(id),
+            verdict TEXT NOT NULL CHECK (verdict IN ('PROCEED','REVISE','RESET','ESCALATE')),
+            ruling TEXT NOT NULL CHECK (json_valid(ruling)),
+            readable INTEGER NOT NULL DEFAULT 1,
+            record_path TEXT,
+            at REAL NOT NULL
+        )""",
+        # Reference opinions (mixture of agents, DESIGN §5): schema only for now.
+        """CREATE TABLE "references" (
+            id INTEGER PRIMARY KEY,
+            verdict_id INTEGER NOT NULL REFERENCES verdicts(id),
+            label TEXT NOT NULL,
+            model TEXT NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            verdict TEXT,
+            error TEXT,
+            seed INTEGER,
+            latency_s REAL,
+            at REAL NOT NULL
+        )""",
+        """CREATE TABLE escalations (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            kind TEXT NOT NULL,
+            question TEXT NOT NULL,
+            options TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(options)),
+            reason TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open','answered','closed')),
+            answer TEXT,
+            answered_by TEXT,
+            created_at REAL NOT NULL,
+            answered_at REAL
+        )""",
+        "CREATE UNIQUE INDEX escalations_one_open ON escalations(task_id) WHERE status = 'open'",
+        """CREATE TABLE events (
+            event_id TEXT PRIMARY KEY,
+            at REAL NOT NULL
+        )""",
+        """CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            task_id INTEGER REFERENCES tasks(id),
+            room TEXT NOT NULL REFERENCES rooms(key),
+            text TEXT NOT NULL,
+            persona TEXT NOT NULL DEFAULT 'tribunal',
+            actions TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(actions)),
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending','sent','dead')),
+            message_id TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            next_try_at REAL NOT NULL DEFAULT 0,
+            claimed_by TEXT,
+            claimed_until REAL,
+            created_at REAL NOT NULL,
+            sent_at REAL
+        )""",
+        "CREATE INDEX outbox_pending ON outbox(id) WHERE status = 'pending'",
+        """CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            turn_id INTEGER NOT NULL UNIQUE REFERENCES turns(id),
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            at REAL NOT NULL
+        )""",
+    ],
+]
+
+LATEST = len(MIGRATIONS)

@@ -1,0 +1,181 @@
+"""The store's one composite write: apply a `Change` inside an open transaction.
+
+Every guard is checked before anything is visible to others, and any lost guard raises `Abort`,
+which rolls the whole transaction back: a change is applied completely or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+
+import aiosqlite
+
+from rooms.model import Task
+from rooms.records import Change
+from rooms.states import next_status
+from rooms.store_rows import Abort, enqueue, load_task, one, record_event
+
+
+async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
+    if c.event_id and not await record_event(db, c.event_id, c.now):
+        raise Abort  # this inbound event was handled before
+    task = await load_task(db, c.task_id)
+    if c.expect_version is not None and task.version != c.expect_version:
+        raise Abort
+    if c.expect_lease is not None:
+        lease = await one(db, "SELECT lease_owner FROM tasks WHERE id=?", (c.task_id,))
+        if lease is None or lease[0] != c.expect_lease:
+            raise Abort
+    if c.event is not None and c.expect_version is None:
+        raise ValueError("a status change needs expect_version (compare-and-swap)")
+
+    if c.turn is not None:
+        await _finish_turn(db, c)
+    await _insert_firing(db, c)
+    if c.verdict is not None:
+        v = c.verdict
+        await db.execute(
+            "INSERT INTO verdicts (task_id, turn_id, firing_id, verdict, ruling, readable,"
+            " record_path, at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                c.task_id,
+                v.turn_id,
+                v.firing_id,
+                v.ruling.verdict,
+                v.ruling.model_dump_json(),
+                v.ruling.readable,
+                v.record_path,
+                c.now,
+            ),
+        )
+    if c.message is not None:
+        m = c.message
+        before = await one(
+            db, "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE task_id=?", (c.task_id,)
+        )
+        await db.execute(
+            "INSERT INTO messages (task_id, user, text, kind, before_seq, event_id, at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (c.task_id, m.user, m.text, m.kind, before[0], m.event_id, c.now),
+        )
+    if c.answer is not None:
+        cursor = await db.execute(
+            "UPDATE escalations SET status='answered', answer=?, answered_by=?, answered_at=?"
+            " WHERE id=? AND task_id=? AND status='open'",
+            (c.answer.answer, c.answer.user, c.now, c.answer.escalation_id, c.task_id),
+        )
+        if cursor.rowcount != 1:
+            raise Abort  # answered or closed meanwhile: a stale answer changes nothing
+
+    if c.event is not None:
+        await _transition(db, task, c)
+    await _counters(db, c)
+    if c.escalation is not None:
+        e = c.escalation
+        cursor = await db.execute(
+            "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
+        )
+        await enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
+    for draft in c.outbox:
+        await enqueue(db, draft, c.task_id, c.now)
+    return await load_task(db, c.task_id)
+
+
+async def _finish_turn(db: aiosqlite.Connection, c: Change) -> None:
+    assert c.turn is not None
+    t = c.turn
+    cursor = await db.execute(
+        "UPDATE turns SET status=?, output=?, structured=?, marker=?, unmarked=?, error_code=?,"
+        " error=?, tree=?, session_id=COALESCE(?, session_id), ended_at=?"
+        " WHERE id=? AND task_id=? AND status='running'",
+        (
+            t.status,
+            t.output,
+            json.dumps(t.structured) if t.structured is not None else None,
+            t.marker,
+            t.unmarked,
+            t.error_code,
+            t.error,
+            t.tree,
+            t.session_id,
+            t.ended_at,
+            t.turn_id,
+            c.task_id,
+        ),
+    )
+    if cursor.rowcount != 1:
+        raise Abort  # the turn was interrupted or finished by someone else
+    u = t.usage
+    await db.execute(
+        "INSERT INTO usage (turn_id, task_id, input_tokens, output_tokens, cost_usd, at)"
+        " VALUES (?,?,?,?,?,?)",
+        (t.turn_id, c.task_id, u.input_tokens, u.output_tokens, u.cost_usd, c.now),
+    )
+    await db.execute(
+        "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
+        (u.tokens, u.cost_usd, c.task_id),
+    )
+
+
+async def _insert_firing(db: aiosqlite.Connection, c: Change) -> None:
+    if c.firing is None:
+        return
+    f = c.firing
+    await db.execute(
+        "INSERT INTO firings (task_id, turn_id, detector, reason, fingerprint, extra, acted, at)"
+        " VALUES (?,?,?,?,?,?,?,?)",
+        (
+            c.task_id,
+            f.turn_id,
+            f.firing.detector,
+            f.firing.reason,
+            f.firing.fingerprint,
+            json.dumps(f.firing.extra, default=str),
+            f.acted,
+            c.now,
+        ),
+    )
+
+
+async def _transition(db: aiosqlite.Connection, task: Task, c: Change) -> None:
+    assert c.event is not None
+    new = next_status(task.status, c.event)  # IllegalTransition is a bug: it rolls back
+    cursor = await db.execute(
+        "UPDATE tasks SET status=?, version = version + 1, updated_at=?,"
+        " closed_at = CASE WHEN ?='closed' THEN ? ELSE closed_at END,"
+        " failures = 0"
+        " WHERE id=? AND version=?",
+        (new, c.now, new, c.now, c.task_id, c.expect_version),
+    )
+    if cursor.rowcount != 1:
+        raise Abort
+    if new == "closed":
+        await db.execute(
+            "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
+        )
+    if task.status == "waiting_human" or new == "closed":
+        # The question is moot once the task moves on: a later click on it is stale.
+        await db.execute(
+            "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
+            (c.task_id,),
+        )
+
+
+async def _counters(db: aiosqlite.Connection, c: Change) -> None:
+    sets: list[str] = []
+    if c.rounds == "reset":
+        sets.append("rounds = 0")
+    elif c.rounds == "inc":
+        sets.append("rounds = rounds + 1")
+    if c.count_arbitration:
+        sets.append("arbitrations = arbitrations + 1")
+    if c.failures == "reset":
+        sets.append("failures = 0")
+    elif c.failures == "inc":
+        sets.append("failures = failures + 1")
+    if c.grant:
+        sets.append("grants = grants + 1")
+    if sets:
+        await db.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE id=?", (c.task_id,))
