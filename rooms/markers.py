@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Literal
 
 Role = Literal["owner", "reviewer", "arbiter"]
@@ -45,77 +46,135 @@ _ANY_CASE: dict[str, dict[str, str]] = {
 
 WINDOW = 12
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-# Optional bold/heading decoration, optional VERDICT prefix (":", "-", "—", "–" or space), then
-# the candidate word. The word must be followed by the end of line, punctuation or a space.
+# A fence opens with three or more backticks or tildes (CommonMark); a backtick fence's info
+# string may not contain a backtick, so "```DONE```" on one line is inline code, not a fence.
+_FENCE = re.compile(r"^[ \t]*+(?P<fence>`{3,}+|~{3,}+)(?P<info>.*)$")
+# Optional heading/quote/bold decoration, optional VERDICT prefix (in any case, then ":", "-",
+# "—", "–" or a space), then the candidate word: letters joined by single underscores, so that
+# `__DONE__` reads DONE and STEP_DONE stays one (unknown) word. The word must be followed by the
+# end of the line, punctuation or a space. Quantifiers are possessive: a line of thousands of
+# spaces must cost linear time, not quadratic backtracking.
 _LINE = re.compile(
-    r"""^\s*(?:[#>]+\s*)?(?:\*\*|__)?\s*
-        (?:VERDICT\s*(?::|—|–|-)?\s*(?:\*\*|__)?\s*)?
-        (?P<word>[A-Za-z_]+)
+    r"""^\s*+(?:[#>]++\s*+)?(?:\*\*|__)?\s*+
+        (?:(?i:VERDICT)\s*+(?::|—|–|-)?\s*+(?:\*\*|__)?\s*+)?
+        (?P<word>[A-Za-z]++(?:_[A-Za-z]++)*+)
         (?P<after>$|[\s*_.,:;!?()\-—–]) """,
     re.VERBOSE,
 )
+# What may stand between a marker word and the text after it ("REVISE — fix", "**DONE**: ok").
+_SEPARATORS = " \t*_.,:;!?-—–"
+_INTERNAL_OPEN = "<internal>"
+_INTERNAL_CLOSE = "</internal>"
 
 
-def visible_lines(text: str) -> Iterator[str]:
-    """Non-blank lines outside fenced code and `<internal>` blocks, in order."""
-    in_fence: str | None = None
+@dataclass(frozen=True)
+class MarkerLine:
+    """Where a marker was found: the canonical marker, the index of its line among the visible
+    lines, and the rest of that line after the marker word (e.g. "— fix the test")."""
+
+    marker: str
+    index: int
+    rest: str
+
+
+def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
+    """Lines outside fenced code and `<internal>` blocks, in order.
+
+    Blank lines are dropped unless `keep_blank` (callers that split paragraphs need them); a
+    hidden block then reads as one blank line, so it still separates the paragraphs around it.
+    """
+    fence: str | None = None  # the opening fence while inside fenced code
     in_internal = False
     for raw in text.splitlines():
         line = raw
         if in_internal:
-            end = line.find("</internal>")
+            end = line.find(_INTERNAL_CLOSE)
             if end < 0:
                 continue
             in_internal = False
-            line = line[end + len("</internal>") :]
-        if in_fence is not None:
-            if line.strip().startswith(in_fence):
-                in_fence = None
+            line = line[end + len(_INTERNAL_CLOSE) :]
+        if fence is not None:
+            if _closes(line, fence):
+                fence = None
+                if keep_blank:
+                    yield ""
             continue
-        fence = _FENCE.match(line)
-        if fence:
-            in_fence = fence.group(1)[0] * 3
+        opened_fence = _opens_fence(line)
+        if opened_fence is not None:
+            fence = opened_fence
             continue
         line, opened = _strip_internal(line)
         if line.strip():
             yield line
+        elif keep_blank:
+            yield ""
         if opened:
             in_internal = True
+
+
+def _opens_fence(line: str) -> str | None:
+    m = _FENCE.match(line)
+    if m is None:
+        return None
+    fence = m.group("fence")
+    if fence[0] == "`" and "`" in m.group("info"):
+        return None
+    return fence
+
+
+def _closes(line: str, fence: str) -> bool:
+    """A closing fence: the same character, at least as long, and nothing else on the line."""
+    stripped = line.strip()
+    return (
+        len(stripped) >= len(fence)
+        and stripped[0] == fence[0]
+        and stripped == fence[0] * len(stripped)
+    )
 
 
 def _strip_internal(line: str) -> tuple[str, bool]:
     """The line without its `<internal>` spans, and whether one opens here and stays open."""
     while True:
-        start = line.find("<internal>")
+        start = line.find(_INTERNAL_OPEN)
         if start < 0:
             return line, False
-        end = line.find("</internal>", start)
+        end = line.find(_INTERNAL_CLOSE, start)
         if end < 0:
             return line[:start], True
-        line = line[:start] + line[end + len("</internal>") :]
+        line = line[:start] + line[end + len(_INTERNAL_CLOSE) :]
 
 
-def _first_word(line: str) -> str | None:
+def _canonical(line: str, role: Role) -> tuple[str, str] | None:
+    """The canonical marker this line starts with for `role`, and the rest of the line."""
     m = _LINE.match(line)
-    return m.group("word") if m else None
+    if m is None:
+        return None
+    word = m.group("word")
+    marker = _EXACT[role].get(word) or _ANY_CASE[role].get(word.upper())
+    if marker is None:
+        return None
+    rest = line[m.end("word") :].lstrip(_SEPARATORS).rstrip().rstrip("*_").rstrip()
+    return marker, rest
+
+
+def locate_marker(text: str, role: Role) -> MarkerLine | None:
+    """The marker for `role` with its position, or None when the visible window holds none."""
+    try:
+        for index, line in enumerate(visible_lines(text)):
+            if index >= WINDOW:
+                break
+            found = _canonical(line, role)
+            if found is not None:
+                return MarkerLine(marker=found[0], index=index, rest=found[1])
+    except Exception:  # a parser of agent output must never take the engine down
+        return None
+    return None
 
 
 def find_marker(text: str, role: Role) -> str | None:
     """The canonical marker for `role`, or None when the visible window holds none."""
-    exact = _EXACT[role]
-    any_case = _ANY_CASE[role]
-    for index, line in enumerate(visible_lines(text)):
-        if index >= WINDOW:
-            break
-        word = _first_word(line)
-        if word is None:
-            continue
-        if word in exact:
-            return exact[word]
-        if word.upper() in any_case:
-            return any_case[word.upper()]
-    return None
+    found = locate_marker(text, role)
+    return found.marker if found else None
 
 
 def find_verdict(text: str) -> str | None:

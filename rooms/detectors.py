@@ -1,0 +1,295 @@
+"""Deadlock detection (DESIGN §4): after every owner/reviewer turn, does the task need a ruling?
+
+`check` looks at the task's whole history and returns the first detector that fires, in this
+order: ceiling (turns, wall time, tokens, cost), blocked, stagnation, repeated_findings,
+oscillation, round_cap. Ceilings count the whole task; everything else counts only the steps
+since the last human message or ruling, because either one changes the situation: the pair gets
+new input, so its round count and its repeat windows start again.
+
+"Repeats N times" means what it says: the thing occurred once and then N more times. With the
+default of 2, identical rounds are caught at the third, a pair that keeps making progress is
+left alone until the round cap of 6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from rooms.findings import after_marker, findings, paragraphs, similarity
+from rooms.fingerprint import fingerprint, reason_fingerprint
+from rooms.model import Firing, Thresholds
+from rooms.noise import digest, normalize
+
+__all__ = ["Step", "check", "findings", "fingerprint", "since_reset"]
+
+STUCK_MARKERS = ("BLOCKED", "NEEDS_CONTEXT")
+# How many times a reviewer may withdraw its approval (APPROVED, then changes requested again)
+# since the last human message or ruling before the pair counts as oscillating.
+APPROVAL_WITHDRAWALS = 2
+_QUOTE_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: Literal["turn", "human", "ruling"]
+    role: str  # owner / reviewer / arbiter / human
+    text: str
+    marker: str | None  # canonical owner/reviewer marker, or the verdict for a ruling
+    tree: str | None = None  # workspace tree hash after the turn
+    at: float = 0.0  # unix time
+
+
+@dataclass(frozen=True)
+class Round:
+    """The owner's turns since the previous review, and the review that closed them."""
+
+    owner: tuple[Step, ...]
+    reviewer: Step
+
+    @property
+    def approved(self) -> bool:
+        return self.reviewer.marker == "APPROVED"
+
+    @property
+    def tree(self) -> str | None:
+        trees = [s.tree for s in (*self.owner, self.reviewer) if s.tree is not None]
+        return trees[-1] if trees else None
+
+    @cached_property
+    def findings(self) -> list[str]:
+        return [] if self.approved else findings(self.reviewer.text)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        markers = [_effective_marker(s) for s in (*self.owner, self.reviewer)]
+        owner_text = "\n\n".join(s.text for s in self.owner)
+        return fingerprint(owner_text, self.reviewer.text, markers, self.tree)
+
+
+def check(
+    steps: Sequence[Step],
+    t: Thresholds,
+    *,
+    turns: int,
+    tokens: int,
+    cost_usd: float,
+    started_at: float,
+    now: float,
+) -> Firing | None:
+    """The first detector that fires after the latest step, or None."""
+    firing = _ceiling(t, turns=turns, tokens=tokens, cost_usd=cost_usd, elapsed=now - started_at)
+    if firing is not None:
+        return firing
+    window = since_reset(steps)
+    if not window or window[-1].kind != "turn":
+        return None
+    rounds = _rounds(window)
+    for detect in _CONTENT_DETECTORS:
+        firing = detect(window, rounds, t)
+        if firing is not None:
+            return firing
+    return None
+
+
+def since_reset(steps: Sequence[Step]) -> Sequence[Step]:
+    """The steps after the last human message or ruling (all of them when there is none)."""
+    for index in range(len(steps) - 1, -1, -1):
+        if steps[index].kind != "turn":
+            return steps[index + 1 :]
+    return steps
+
+
+def _rounds(window: Sequence[Step]) -> list[Round]:
+    """Completed rounds: each reviewer turn closes the owner turns before it."""
+    rounds: list[Round] = []
+    owner: list[Step] = []
+    for step in window:
+        if step.role == "reviewer":
+            rounds.append(Round(owner=tuple(owner), reviewer=step))
+            owner = []
+        elif step.role == "owner":
+            owner.append(step)
+    return rounds
+
+
+def _effective_marker(step: Step) -> str | None:
+    """An unmarked turn counts as DONE (owner) or CHANGES_REQUESTED (reviewer), as in the engine."""
+    if step.marker is not None:
+        return step.marker
+    return {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}.get(step.role)
+
+
+# --- ceilings -------------------------------------------------------------------------------
+
+
+def _ceiling(
+    t: Thresholds, *, turns: int, tokens: int, cost_usd: float, elapsed: float
+) -> Firing | None:
+    if turns >= t.max_turns:
+        reason = f"the task has used {turns} turns, the limit is {t.max_turns}"
+        return _ceiling_firing("turns", reason)
+    if elapsed >= t.max_wall_s:
+        reason = (
+            f"the task has run for {_duration(elapsed)}, the limit is {_duration(t.max_wall_s)}"
+        )
+        return _ceiling_firing("wall_time", reason)
+    if tokens >= t.max_tokens:
+        reason = f"the task has used {tokens:,} tokens, the limit is {t.max_tokens:,}"
+        return _ceiling_firing("tokens", reason)
+    if cost_usd >= t.max_cost_usd:
+        reason = f"the task has cost ${cost_usd:.2f}, the limit is ${t.max_cost_usd:.2f}"
+        return _ceiling_firing("cost", reason)
+    return None
+
+
+def _ceiling_firing(limit: str, reason: str) -> Firing:
+    return Firing(detector="ceiling", reason=reason, extra={"limit": limit})
+
+
+def _duration(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes >= 60:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{minutes} min" if minutes else f"{int(seconds)} s"
+
+
+# --- content detectors ----------------------------------------------------------------------
+
+Detector = Callable[[Sequence[Step], list[Round], Thresholds], Firing | None]
+
+
+def _blocked(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    step = window[-1]
+    if step.marker not in STUCK_MARKERS or step.role not in ("owner", "reviewer"):
+        return None
+    marker = step.marker
+    rest, lines = after_marker(step.text, "owner" if step.role == "owner" else "reviewer")
+    # The reason is what follows the marker on its line, else the first paragraph after it.
+    reason = rest or next(iter(paragraphs(lines)), "")
+    said = f": {_quote(reason)}" if reason else " without saying why"
+    return Firing(
+        detector="blocked",
+        reason=f"the {step.role} reported {marker}{said}",
+        fingerprint=reason_fingerprint(marker, reason),
+        extra={"role": step.role, "marker": marker},
+    )
+
+
+def _stagnation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    if window[-1].role != "reviewer" or rounds[-1].approved:
+        return None
+    latest = rounds[-1].fingerprint
+    occurrences = sum(1 for r in rounds if r.fingerprint == latest)
+    if occurrences < max(1, t.stagnation_repeats) + 1:
+        return None
+    return Firing(
+        detector="stagnation",
+        reason=(
+            f"the same round has happened {occurrences} times: the owner's output, the "
+            "reviewer's findings and the workspace are unchanged"
+        ),
+        fingerprint=latest,
+        extra={"occurrences": occurrences},
+    )
+
+
+def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    span = max(1, t.repeated_findings_rounds)
+    if window[-1].role != "reviewer" or len(rounds) < span + 1:
+        return None
+    recent = rounds[-(span + 1) :]
+    latest = recent[-1].findings
+    if not latest or any(not r.findings for r in recent):
+        return None  # an approval, or a review with nothing we can read as findings
+    if any(similarity(r.findings, latest) < t.findings_similarity for r in recent[:-1]):
+        return None
+    return Firing(
+        detector="repeated_findings",
+        reason=(
+            f"the reviewer's findings have not changed for {span} rounds "
+            f"(first of them: {_quote(latest[0])})"
+        ),
+        fingerprint=digest("findings", *sorted(normalize(item) for item in latest)),
+        extra={"findings": len(latest)},
+    )
+
+
+def _oscillation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    return _tree_returns(window) or _approval_flips(window, rounds)
+
+
+def _tree_returns(window: Sequence[Step]) -> Firing | None:
+    """The workspace came back to a state it had left earlier in this window (A → B → A)."""
+    trees = [s.tree for s in window if s.kind == "turn" and s.tree is not None]
+    if window[-1].tree is None or len(trees) < 3 or trees[-1] == trees[-2]:
+        return None  # only the turn that made the return fires, not every turn after it
+    states: list[str] = []
+    for tree in trees:
+        if not states or states[-1] != tree:
+            states.append(tree)
+    latest = states[-1]
+    if latest not in states[:-1]:
+        return None
+    back = len(states) - 1 - states.index(latest)
+    return Firing(
+        detector="oscillation",
+        reason=(
+            f"the workspace went back to a state it had {back} changes ago "
+            f"(tree {latest[:12]}): the work is going back and forth"
+        ),
+        fingerprint=digest("tree", latest),
+        extra={"kind": "tree", "tree": latest},
+    )
+
+
+def _approval_flips(window: Sequence[Step], rounds: list[Round]) -> Firing | None:
+    """The reviewer approved, then asked for changes again, more than once."""
+    if window[-1].role != "reviewer" or rounds[-1].approved:
+        return None
+    withdrawals = sum(
+        1 for a, b in zip(rounds, rounds[1:], strict=False) if a.approved and not b.approved
+    )
+    if withdrawals < APPROVAL_WITHDRAWALS:
+        return None
+    return Firing(
+        detector="oscillation",
+        reason=(
+            f"the reviewer has approved and then asked for changes again {withdrawals} times: "
+            "its verdict is going back and forth"
+        ),
+        extra={"kind": "verdicts", "withdrawals": withdrawals},
+    )
+
+
+def _round_cap(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    if window[-1].role != "reviewer" or rounds[-1].approved:
+        return None
+    unapproved = 0
+    for r in reversed(rounds):
+        if r.approved:
+            break
+        unapproved += 1
+    if unapproved < t.round_cap:
+        return None
+    return Firing(
+        detector="round_cap",
+        reason=f"{unapproved} rounds without approval since the last human message or ruling",
+        extra={"rounds": unapproved},
+    )
+
+
+_CONTENT_DETECTORS: tuple[Detector, ...] = (
+    _blocked,
+    _stagnation,
+    _repeated_findings,
+    _oscillation,
+    _round_cap,
+)
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return f"“{text}”" if len(text) <= _QUOTE_CHARS else f"“{text[: _QUOTE_CHARS - 1]}…”"

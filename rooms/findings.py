@@ -1,0 +1,93 @@
+"""The reviewer's open findings, read out of its output (DESIGN §4: repeated findings).
+
+The reviewer is asked to list its findings one per line, so list items (bullets, numbers,
+checkboxes) are the findings. A reviewer that writes prose instead gets its paragraphs after the
+marker line taken as findings. Fenced code and `<internal>` blocks are not findings: they are
+evidence or private notes, and their noise would hide a repeat.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+from rooms.markers import Role, locate_marker, visible_lines
+from rooms.noise import normalize
+
+# Bullets, "1." / "1)" / "(1)" numbering and "a)" lettering, then the finding itself.
+_ITEM = re.compile(r"^\s*+(?:[-*+•]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z]\))\s++(?P<body>\S.*)$")
+_CHECKBOX = re.compile(r"^\[[ xX]\]\s*+")
+_HEADING = re.compile(r"^\s*+#")
+# Bounds that keep a pathological output cheap to compare; real findings lists are far smaller.
+MAX_FINDINGS = 200
+MAX_FINDING_CHARS = 1000
+_MAX_COMPARED_WORDS = 2000
+
+
+def after_marker(text: str, role: Role) -> tuple[str, list[str]]:
+    """The rest of the marker line and the visible lines after it (blank lines kept).
+
+    With no marker line, the rest is empty and every visible line counts.
+    """
+    found = locate_marker(text, role)
+    lines = list(visible_lines(text, keep_blank=True))
+    if found is None:
+        return "", lines
+    seen = -1
+    for position, line in enumerate(lines):
+        if line.strip():
+            seen += 1
+            if seen == found.index:
+                return found.rest, lines[position + 1 :]
+    return found.rest, []  # unreachable: the marker was found among these very lines
+
+
+def paragraphs(lines: Sequence[str]) -> list[str]:
+    """Runs of non-blank lines joined with spaces; heading lines are left out."""
+    result: list[str] = []
+    current: list[str] = []
+    for line in [*lines, ""]:
+        if line.strip() and not _HEADING.match(line):
+            current.append(line.strip())
+        elif current:
+            result.append(" ".join(current))
+            current = []
+    return result
+
+
+def findings(text: str) -> list[str]:
+    """The reviewer's findings: its list items, else its paragraphs after the marker line."""
+    rest, lines = after_marker(text, "reviewer")
+    items: list[str] = []
+    continuing = False
+    for line in lines:
+        item = _ITEM.match(line)
+        if item is not None:
+            items.append(_CHECKBOX.sub("", item.group("body")).strip())
+            continuing = True
+        elif continuing and line[:1] in (" ", "\t") and line.strip():
+            items[-1] = f"{items[-1]} {line.strip()}"  # an indented continuation of the item
+        else:
+            continuing = False
+    if not items:
+        items = paragraphs([rest, *lines])
+    return [item[:MAX_FINDING_CHARS] for item in items[:MAX_FINDINGS] if item]
+
+
+def similarity(a: Sequence[str], b: Sequence[str]) -> float:
+    """How alike two findings lists are, 0..1, ignoring order and run-to-run noise.
+
+    Compared word by word (difflib ratio over the normalized, sorted findings), so a finding
+    reworded in one word still counts as the same finding, and two lists that share nothing
+    score near 0. Two empty lists are identical (1.0).
+    """
+    words_a = _words(a)
+    words_b = _words(b)
+    if words_a == words_b:
+        return 1.0
+    return SequenceMatcher(None, words_a, words_b, autojunk=False).ratio()
+
+
+def _words(items: Sequence[str]) -> list[str]:
+    return " ".join(sorted(normalize(item) for item in items)).split()[:_MAX_COMPARED_WORDS]

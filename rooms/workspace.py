@@ -1,0 +1,104 @@
+"""A content hash of the workspace folder, taken after every turn (DESIGN §4).
+
+The detectors compare these hashes to tell a pair that changes the work from one that does not
+(stagnation) or one that undoes its own changes (oscillation). The hash covers relative paths,
+file contents, the executable bit and symlink targets, walked in sorted order so the same tree
+always hashes the same. Left out: `.git` (commits and index churn are not changes to the work)
+and tool caches that running the tests rewrites (`__pycache__`, `.pytest_cache`, …), which would
+otherwise make a pair that only re-runs the tests look busy.
+
+Bounded so a workspace with large build outputs cannot stall the engine: a file over
+`MAX_FILE_BYTES`, or any file once `MAX_TOTAL_BYTES` have been read, counts by its size and
+modification time instead of its content; after `MAX_FILES` files the rest count only by their
+number. Runs in a worker thread: reading a big tree must not block the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+
+SKIPPED_DIRS = frozenset(
+    {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"}
+)
+SKIPPED_SUFFIXES = (".pyc", ".pyo")
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_TOTAL_BYTES = 256 * 1024 * 1024
+MAX_FILES = 100_000
+_CHUNK = 1024 * 1024
+
+
+async def tree_hash(path: str | None) -> str | None:
+    """Hex SHA-256 of the folder's contents; None for None or a path that is not a folder."""
+    if path is None:
+        return None
+    return await asyncio.to_thread(tree_hash_sync, path)
+
+
+@dataclass
+class _Budget:
+    bytes_left: int
+    files_left: int
+    skipped: int = 0
+
+
+def tree_hash_sync(path: str) -> str | None:
+    """`tree_hash` for callers already off the event loop (and for tests)."""
+    if not os.path.isdir(path):
+        return None
+    h = hashlib.sha256()
+    budget = _Budget(bytes_left=MAX_TOTAL_BYTES, files_left=MAX_FILES)
+    for rel, full in _files(path):
+        if budget.files_left <= 0:
+            budget.skipped += 1
+            continue
+        budget.files_left -= 1
+        h.update(b"\0P" + rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(_entry(full, budget))
+    h.update(b"\0S%d" % budget.skipped)
+    return h.hexdigest()
+
+
+def _files(root: str) -> list[tuple[str, str]]:
+    """(relative POSIX path, full path) of every file and symlink, sorted by relative path."""
+    found: list[tuple[str, str]] = []
+    for folder, dirs, names in os.walk(root, onerror=None, followlinks=False):
+        # Symlinked folders are not descended into (os.walk lists them in dirs): hash the link.
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and d not in links]
+        for name in [*names, *links]:
+            if name.endswith(SKIPPED_SUFFIXES):
+                continue
+            full = os.path.join(folder, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            found.append((rel, full))
+    found.sort()
+    return found
+
+
+def _entry(full: str, budget: _Budget) -> bytes:
+    """What one file contributes: its link target, or its mode bit and content digest."""
+    try:
+        info = os.lstat(full)
+        if stat.S_ISLNK(info.st_mode):
+            return b"L" + os.fsencode(os.readlink(full))
+        if not stat.S_ISREG(info.st_mode):
+            return b"O"  # sockets, fifos, devices: present, no content to read
+        executable = b"x" if info.st_mode & stat.S_IXUSR else b"-"
+        if info.st_size > MAX_FILE_BYTES or info.st_size > budget.bytes_left:
+            return b"B" + executable + b"%d:%d" % (info.st_size, info.st_mtime_ns)
+        budget.bytes_left -= info.st_size
+        return b"F" + executable + _content_digest(full)
+    except OSError as exc:  # unreadable or vanished mid-walk: hash that fact, do not fail
+        return b"E" + str(exc.errno).encode()
+
+
+def _content_digest(full: str) -> bytes:
+    h = hashlib.sha256()
+    with open(full, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.digest()

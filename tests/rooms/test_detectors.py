@@ -1,0 +1,427 @@
+"""Deadlock detectors (DESIGN §4) driven through `check`, the one entry point the engine calls."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from rooms.detectors import Step, check, findings, fingerprint, since_reset
+from rooms.findings import similarity
+from rooms.model import Firing, Thresholds
+from rooms.noise import normalize
+
+T = Thresholds()
+
+# Five rounds of a pair that makes progress: each review raises something new, each owner turn
+# changes the workspace. Nothing may fire on these before the round cap.
+PROGRESS_FINDINGS = [
+    "parser.py drops the last line when the input lacks a trailing newline",
+    "the CLI exits 0 when the config file is missing; it must exit 2",
+    "README example uses the old flag --verbose instead of --log-level",
+    "retry loop in client.py never backs off and hammers the server",
+    "docstring of load_settings promises TOML support that is absent",
+    "cache eviction ignores the size limit set in settings",
+]
+
+
+def owner(text: str = "DONE\nFixed what was asked.", tree: str | None = None) -> Step:
+    marker = "DONE" if text.startswith("DONE") else None
+    for word in ("BLOCKED", "NEEDS_CONTEXT"):
+        if text.startswith(word):
+            marker = word
+    return Step(kind="turn", role="owner", text=text, marker=marker, tree=tree)
+
+
+def reviewer(text: str, tree: str | None = None) -> Step:
+    marker = None
+    for word in ("APPROVED", "CHANGES_REQUESTED", "BLOCKED", "NEEDS_CONTEXT"):
+        if text.startswith(word):
+            marker = word
+            break
+    return Step(kind="turn", role="reviewer", text=text, marker=marker, tree=tree)
+
+
+def human(text: str = "please keep going") -> Step:
+    return Step(kind="human", role="human", text=text, marker=None)
+
+
+def ruling(verdict: str = "PROCEED") -> Step:
+    return Step(kind="ruling", role="arbiter", text=f"{verdict}\nreasons", marker=verdict)
+
+
+def progressing_round(i: int) -> list[Step]:
+    return [
+        owner(f"DONE\nAddressed the review: change number {i} in module_{i}.py", tree=f"t{i}"),
+        reviewer(f"CHANGES_REQUESTED\n- {PROGRESS_FINDINGS[i]}", tree=f"t{i}"),
+    ]
+
+
+def run(steps: Sequence[Step], t: Thresholds = T) -> list[Firing | None]:
+    """`check` after every step, as the engine calls it after every turn."""
+    return [
+        check(steps[: i + 1], t, turns=i + 1, tokens=0, cost_usd=0.0, started_at=0.0, now=0.0)
+        for i in range(len(steps))
+    ]
+
+
+def fired(results: list[Firing | None]) -> list[tuple[int, str]]:
+    return [(i, f.detector) for i, f in enumerate(results) if f is not None]
+
+
+# --- a pair that makes progress ---------------------------------------------------------------
+
+
+def test_progressing_pair_is_left_alone_for_five_rounds() -> None:
+    steps = [s for i in range(5) for s in progressing_round(i)]
+    assert fired(run(steps)) == []
+
+
+def test_round_cap_fires_at_the_sixth_round_without_approval() -> None:
+    steps = [s for i in range(6) for s in progressing_round(i)]
+    results = run(steps)
+    assert fired(results) == [(11, "round_cap")]
+    firing = results[11]
+    assert firing is not None
+    assert "6 rounds without approval" in firing.reason
+
+
+@pytest.mark.parametrize("reset", [human(), ruling("REVISE")], ids=["human", "ruling"])
+def test_a_human_message_or_ruling_restarts_the_round_count(reset: Step) -> None:
+    steps = [s for i in range(3) for s in progressing_round(i)]
+    steps.append(reset)
+    steps += [s for i in range(3, 6) for s in progressing_round(i)]
+    assert fired(run(steps)) == []
+
+
+def test_an_approval_restarts_the_round_count() -> None:
+    steps = [s for i in range(4) for s in progressing_round(i)]
+    steps += [owner(tree="t9"), reviewer("APPROVED\nlooks right", tree="t9")]
+    steps += [owner("DONE\nchanged the error message after approval", tree="t10")]
+    steps += [reviewer("CHANGES_REQUESTED\n- the new message has a typo", tree="t10")]
+    assert fired(run(steps)) == []
+
+
+# --- stagnation ------------------------------------------------------------------------------
+
+
+def stuck_round(n: int) -> list[Step]:
+    """The same round each time, with the run-to-run noise a real agent output carries."""
+    return [
+        owner(
+            f"DONE\nRan the tests at 2024-05-0{n}T10:1{n}:00Z in /tmp/pytest-of-root/pytest-{n}/"
+            f" in {n}.{n}3s (pid {4000 + n}); commit a1b2c3{n}d. No further change needed."
+        ),
+        reviewer(f"CHANGES_REQUESTED\n- test_parse_empty still fails (took {n}12ms)"),
+    ]
+
+
+def test_stagnation_fires_when_the_same_round_repeats_twice() -> None:
+    steps = [s for n in range(1, 4) for s in stuck_round(n)]
+    results = run(steps)
+    assert fired(results) == [(5, "stagnation")]
+    firing = results[5]
+    assert firing is not None and firing.fingerprint is not None
+    assert firing.fingerprint == fingerprint(
+        steps[4].text, steps[5].text, ["DONE", "CHANGES_REQUESTED"]
+    )
+
+
+def test_stagnation_respects_its_threshold() -> None:
+    steps = [s for n in range(1, 5) for s in stuck_round(n)]
+    t = Thresholds(stagnation_repeats=3, repeated_findings_rounds=5)
+    assert fired(run(steps, t)) == [(7, "stagnation")]
+
+
+def test_stagnation_does_not_count_rounds_before_a_human_message() -> None:
+    steps = [*stuck_round(1), *stuck_round(2), human(), *stuck_round(3)]
+    assert fired(run(steps)) == []
+
+
+def test_the_same_words_with_a_changing_workspace_are_not_stagnation() -> None:
+    steps: list[Step] = []
+    for n in range(1, 4):
+        o, r = stuck_round(n)
+        steps += [Step("turn", "owner", o.text, "DONE", tree=f"tree{n}"), r]
+    results = run(steps)
+    # The findings still repeat, which is its own detector.
+    assert fired(results) == [(5, "repeated_findings")]
+
+
+# --- repeated findings -----------------------------------------------------------------------
+
+
+def test_repeated_findings_fire_after_two_unchanged_rounds() -> None:
+    drops, still, untested = (
+        "parse() drops the last line of input",
+        "parse() still drops the last line of input",
+        "no test covers empty input",
+    )
+    reviews = [
+        f"CHANGES_REQUESTED\n1. {drops}\n2. {untested}",
+        f"CHANGES_REQUESTED\n1. {still}\n2. {untested}",
+        f"CHANGES_REQUESTED\n- {untested.capitalize()}\n- {still}",  # reordered, recased
+    ]
+    steps: list[Step] = []
+    for n, text in enumerate(reviews):
+        steps += [owner(f"DONE\nattempt {n}: tried another approach", tree=f"t{n}"), reviewer(text)]
+    results = run(steps)
+    assert fired(results) == [(5, "repeated_findings")]
+    firing = results[5]
+    assert firing is not None
+    assert firing.reason.startswith("the reviewer's findings have not changed for 2 rounds")
+    assert firing.fingerprint is not None
+
+
+def test_findings_below_the_similarity_threshold_do_not_fire() -> None:
+    tail = "the last line of input when the file has no trailing newline"
+    reviews = [
+        f"CHANGES_REQUESTED\n- parse() drops {tail}",  # 14 words
+        f"CHANGES_REQUESTED\n- parse() still drops {tail}",  # one word more: ratio 0.97
+        f"CHANGES_REQUESTED\n- parse() still drops {tail.replace('of', 'of the')}",  # 0.93 to #1
+    ]
+    steps: list[Step] = []
+    for n, text in enumerate(reviews):
+        steps += [owner(f"DONE\nattempt {n}", tree=f"t{n}"), reviewer(text)]
+    assert fired(run(steps)) == [(5, "repeated_findings")]
+    assert fired(run(steps, Thresholds(findings_similarity=0.95))) == []
+    assert fired(run(steps, Thresholds(findings_similarity=1.0))) == []
+
+
+def test_a_review_without_readable_findings_never_counts_as_repeated() -> None:
+    steps: list[Step] = []
+    for n in range(3):
+        steps += [owner(f"DONE\nattempt {n}", tree=f"t{n}"), reviewer("CHANGES_REQUESTED")]
+    assert fired(run(steps)) == []
+
+
+# --- oscillation -----------------------------------------------------------------------------
+
+
+def test_workspace_returning_to_an_earlier_tree_is_oscillation() -> None:
+    steps = [
+        *progressing_round(0),  # tree t0
+        owner("DONE\nswitched to approach B", tree="B"),
+        reviewer("CHANGES_REQUESTED\n- approach B breaks the API", tree="B"),
+        owner("DONE\nswitched back to approach A", tree="t0"),
+        reviewer("CHANGES_REQUESTED\n- approach A is slow", tree="t0"),
+    ]
+    results = run(steps)
+    # Fires on the owner turn that made the return, and only there.
+    assert fired(results) == [(4, "oscillation")]
+    firing = results[4]
+    assert firing is not None and "went back to a state" in firing.reason
+    assert firing.extra["kind"] == "tree"
+
+
+def test_a_tree_that_merely_stays_the_same_is_not_oscillation() -> None:
+    steps = [
+        owner("DONE\nfirst", tree="A"),
+        reviewer("CHANGES_REQUESTED\n- one", tree="A"),
+        owner("DONE\nsecond", tree="A"),
+        reviewer("CHANGES_REQUESTED\n- something else entirely different", tree="A"),
+    ]
+    assert fired(run(steps)) == []
+
+
+def test_a_reviewer_withdrawing_approval_twice_is_oscillation() -> None:
+    # APPROVED ends review, but the owner may change the work in finalize, which sends it
+    # back to review: approve, object, approve, object is a verdict going back and forth.
+    steps = [
+        owner("DONE\nv1", tree="v1"),
+        reviewer("APPROVED\nfine", tree="v1"),
+        owner("DONE\nv2: renamed the flag after approval", tree="v2"),
+        reviewer("CHANGES_REQUESTED\n- the rename breaks old configs", tree="v2"),
+        owner("DONE\nv3: kept both names", tree="v3"),
+        reviewer("APPROVED\nfine now", tree="v3"),
+        owner("DONE\nv4: dropped the old name again", tree="v4"),
+        reviewer("CHANGES_REQUESTED\n- dropping the old name breaks configs", tree="v4"),
+    ]
+    results = run(steps)
+    assert fired(results) == [(7, "oscillation")]
+    firing = results[7]
+    assert firing is not None and firing.extra == {"kind": "verdicts", "withdrawals": 2}
+
+
+# --- blocked ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("step", "reason"),
+    [
+        (owner("BLOCKED: the staging database refuses connections"), "the owner reported BLOCKED"),
+        (
+            reviewer("NEEDS_CONTEXT\n\nWhich locale should dates use?\n\nMore detail."),
+            "the reviewer reported NEEDS_CONTEXT: “Which locale should dates use?”",
+        ),
+        (owner("NEEDS_CONTEXT"), "the owner reported NEEDS_CONTEXT without saying why"),
+    ],
+)
+def test_blocked_fires_at_once_from_either_side(step: Step, reason: str) -> None:
+    firing = run([step])[0]
+    assert firing is not None and firing.detector == "blocked"
+    assert firing.reason.startswith(reason)
+    assert firing.fingerprint is not None
+
+
+def test_the_same_blocked_reason_has_the_same_fingerprint_despite_noise() -> None:
+    a = run([owner("BLOCKED\nconnect to 10.0.0.5:5432 refused at 2024-01-01T10:00:00Z")])[0]
+    b = run([owner("BLOCKED\nConnect to 10.0.0.5:5432 refused at 2024-03-09T11:22:33Z")])[0]
+    c = run([owner("BLOCKED\nthe API key for the payments sandbox is missing")])[0]
+    assert a is not None and b is not None and c is not None
+    assert a.fingerprint == b.fingerprint != c.fingerprint
+
+
+def test_blocked_wins_over_the_round_cap() -> None:
+    steps = [s for i in range(5) for s in progressing_round(i)]
+    steps += [owner(tree="t9"), reviewer("BLOCKED\ncannot run the tests: no docker")]
+    results = run(steps)
+    assert fired(results)[-1] == (11, "blocked")
+
+
+# --- ceilings --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "limit", "words"),
+    [
+        ({"turns": 60}, "turns", "60 turns"),
+        ({"now": 4 * 3600.0}, "wall_time", "4 h 0 min"),
+        ({"tokens": 5_000_000}, "tokens", "5,000,000 tokens"),
+        ({"cost_usd": 50.0}, "cost", "$50.00"),
+    ],
+)
+def test_each_ceiling_fires_with_a_reason_naming_it(
+    kwargs: dict[str, float], limit: str, words: str
+) -> None:
+    args: dict[str, float] = {
+        "turns": 1,
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "started_at": 0.0,
+        "now": 0.0,
+    }
+    args.update(kwargs)
+    firing = check(
+        [owner()],
+        T,
+        turns=int(args["turns"]),
+        tokens=int(args["tokens"]),
+        cost_usd=args["cost_usd"],
+        started_at=args["started_at"],
+        now=args["now"],
+    )
+    assert firing is not None and firing.detector == "ceiling"
+    assert firing.extra["limit"] == limit and words in firing.reason
+
+
+def test_just_under_every_ceiling_nothing_fires() -> None:
+    firing = check(
+        [owner()],
+        T,
+        turns=59,
+        tokens=4_999_999,
+        cost_usd=49.99,
+        started_at=1000.0,
+        now=1000.0 + 4 * 3600 - 1,
+    )
+    assert firing is None
+
+
+def test_a_ceiling_wins_over_a_content_detector() -> None:
+    results = check(
+        [owner("BLOCKED\nno key")], T, turns=60, tokens=0, cost_usd=0, started_at=0, now=0
+    )
+    assert results is not None and results.detector == "ceiling"
+
+
+def test_nothing_fires_right_after_a_human_message_or_ruling() -> None:
+    steps = [owner("BLOCKED\nno key"), human("here is the key")]
+    assert run(steps)[1] is None
+    assert since_reset(steps) == []
+
+
+# --- findings, normalization, fingerprints ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("CHANGES_REQUESTED\n- a\n- b", ["a", "b"]),
+        ("CHANGES_REQUESTED\n1. first\n2) second\n(3) third", ["first", "second", "third"]),
+        ("CHANGES_REQUESTED\n* one\n  continued here\n* two", ["one continued here", "two"]),
+        ("CHANGES_REQUESTED\n- [ ] open item\n- [x] done item", ["open item", "done item"]),
+        (
+            "CHANGES_REQUESTED — the parser is wrong\n\nIt drops lines.\nAlways.",
+            ["the parser is wrong", "It drops lines. Always."],
+        ),
+        ("## Findings\n\n- a\n\n```\n- not a finding, code\n```", ["a"]),
+        ("CHANGES_REQUESTED\n<internal>- private</internal>\n- public", ["public"]),
+        (
+            "plain prose with no marker\n\nsecond paragraph",
+            ["plain prose with no marker", "second paragraph"],
+        ),
+        ("CHANGES_REQUESTED", []),
+        ("", []),
+    ],
+)
+def test_findings_are_list_items_else_paragraphs(text: str, expected: list[str]) -> None:
+    assert findings(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("done at 2024-05-01T10:11:12Z", "done at 2025-01-09T00:00:01+02:00"),
+        ("wrote /tmp/pytest-of-root/pytest-3/test_a0/out.txt", "wrote /tmp/tmpab12cd/out.txt"),
+        ("took 1.23s", "took 870ms"),
+        (
+            "session 123e4567-e89b-12d3-a456-426614174000",
+            "session 00000000-0000-0000-0000-000000000000",
+        ),
+        ("commit a1b2c3d4e5", "commit 99ff00aa11"),
+        ("listening on port 54321, pid 8812", "listening on port 40001, pid 40177"),
+        ("tool toolu_01ABCdef234GHIjkl", "tool toolu_09ZZZyyy999XXXwww"),
+        ("\x1b[31mFAILED\x1b[0m  test_x", "failed test_x"),
+    ],
+)
+def test_noise_is_masked(a: str, b: str) -> None:
+    assert normalize(a) == normalize(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("3 failed, 10 passed", "1 failed, 12 passed"),  # progress shows in small numbers
+        ("the facade is wrong", "the decade is wrong"),  # words made of hex letters survive
+        ("parser.py line 12", "parser.py line 40"),
+    ],
+)
+def test_signal_is_kept(a: str, b: str) -> None:
+    assert normalize(a) != normalize(b)
+
+
+def test_fingerprint_covers_every_part_of_a_round() -> None:
+    base = fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base == fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- b\n- a", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint(
+        "DONE\ny", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- c", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint("DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "BLOCKED"], "t1")
+    assert base != fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t2"
+    )
+    assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_similarity_ignores_order_and_scores_unrelated_lists_low() -> None:
+    assert similarity(["a b c", "d e f"], ["d e f", "a b c"]) == 1.0
+    assert similarity(PROGRESS_FINDINGS[:1], PROGRESS_FINDINGS[1:2]) < 0.5
+    assert similarity([], []) == 1.0

@@ -1,0 +1,128 @@
+"""The workspace tree hash: deterministic, sensitive to the work, blind to .git and caches."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from rooms import workspace
+from rooms.workspace import tree_hash
+
+
+def make_tree(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    (root / "README.md").write_text("# demo\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho run\n")
+    return root
+
+
+async def test_none_and_missing_paths_hash_to_none(tmp_path: Path) -> None:
+    assert await tree_hash(None) is None
+    assert await tree_hash(str(tmp_path / "nope")) is None
+    (tmp_path / "file").write_text("x")
+    assert await tree_hash(str(tmp_path / "file")) is None
+
+
+async def test_same_content_same_hash_anywhere_and_every_time(tmp_path: Path) -> None:
+    a = make_tree(tmp_path / "a")
+    b = make_tree(tmp_path / "b")
+    first = await tree_hash(str(a))
+    assert first is not None and len(first) == 64
+    assert await tree_hash(str(a)) == first
+    assert await tree_hash(str(b)) == first
+
+
+async def test_an_empty_folder_has_a_hash(tmp_path: Path) -> None:
+    assert await tree_hash(str(tmp_path)) is not None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: (r / "src" / "app.py").write_text("print('bye')\n"),
+        lambda r: (r / "src" / "new.py").write_text(""),
+        lambda r: (r / "README.md").unlink(),
+        lambda r: (r / "README.md").rename(r / "README.txt"),
+        lambda r: os.chmod(r / "run.sh", 0o755),
+        lambda r: os.symlink("README.md", r / "link"),
+    ],
+    ids=["edit", "add", "delete", "rename", "chmod+x", "symlink"],
+)
+async def test_every_change_to_the_work_changes_the_hash(tmp_path: Path, change: object) -> None:
+    root = make_tree(tmp_path / "w")
+    before = await tree_hash(str(root))
+    change(root)  # type: ignore[operator]
+    assert await tree_hash(str(root)) != before
+
+
+async def test_git_and_tool_caches_are_ignored(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "w")
+    before = await tree_hash(str(root))
+    (root / ".git" / "objects").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "src" / ".git").mkdir()  # a submodule's .git is skipped too
+    (root / "src" / ".git" / "index").write_bytes(b"\x00\x01")
+    (root / "src" / "__pycache__").mkdir()
+    (root / "src" / "__pycache__" / "app.cpython-311.pyc").write_bytes(b"\x00")
+    (root / ".pytest_cache").mkdir()
+    (root / ".pytest_cache" / "v").write_text("{}")
+    assert await tree_hash(str(root)) == before
+
+
+async def test_large_files_count_by_size_and_mtime_not_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(workspace, "MAX_FILE_BYTES", 16)
+    root = make_tree(tmp_path / "w")
+    big = root / "big.bin"
+    big.write_bytes(b"a" * 64)
+    os.utime(big, ns=(1_000_000_000, 1_000_000_000))
+    before = await tree_hash(str(root))
+    big.write_bytes(b"b" * 64)  # same size, same mtime: not read, so not seen
+    os.utime(big, ns=(1_000_000_000, 1_000_000_000))
+    assert await tree_hash(str(root)) == before
+    big.write_bytes(b"b" * 65)  # a size change is seen
+    os.utime(big, ns=(1_000_000_000, 1_000_000_000))
+    assert await tree_hash(str(root)) != before
+
+
+async def test_the_file_count_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace, "MAX_FILES", 2)
+    root = make_tree(tmp_path / "w")
+    before = await tree_hash(str(root))
+    (root / "src" / "app.py").write_text("changed past the bound\n")  # third file in order
+    after_edit = await tree_hash(str(root))
+    (root / "zzz.txt").write_text("one more file")
+    assert after_edit == before  # past the bound, content is not read...
+    assert await tree_hash(str(root)) != before  # ...but the number of files still counts
+
+
+async def test_unreadable_files_do_not_fail_the_hash(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "w")
+    os.symlink("does-not-exist", root / "dangling")
+    secret = root / "secret"
+    secret.write_text("x")
+    secret.chmod(0)
+    try:
+        assert await tree_hash(str(root)) is not None
+    finally:
+        secret.chmod(0o644)
+
+
+async def test_hashing_runs_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: list[int] = []
+    real = workspace._files
+
+    def spy(root: str) -> list[tuple[str, str]]:
+        threads.append(threading.get_ident())
+        return real(root)
+
+    monkeypatch.setattr(workspace, "_files", spy)
+    await tree_hash(str(make_tree(tmp_path / "w")))
+    assert threads and threads[0] != threading.get_ident()
