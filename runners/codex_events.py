@@ -123,7 +123,9 @@ class CodexEventMapper:
                 [*self._show_pending_answer(), RunEvent(kind="progress", text=text)] if text else []
             )
         if item_type == "todo_list":
-            steps = [str(s.get("text", "")) for s in item.get("items") or [] if isinstance(s, dict)]
+            steps = [
+                str(s.get("text", "")) for s in _list(item.get("items")) if isinstance(s, dict)
+            ]
             return [RunEvent(kind="progress", text=summary("plan: " + "; ".join(steps)))]
         if item_type == "error":
             message = str(item.get("message", ""))
@@ -179,7 +181,7 @@ def _tool_event(item_type: str, item: dict[str, Any]) -> RunEvent:
     if item_type == "file_change":
         changes = [
             f"{c.get('kind', 'change')} {c.get('path', '?')}"
-            for c in item.get("changes") or []
+            for c in _list(item.get("changes"))
             if isinstance(c, dict)
         ]
         return RunEvent(kind="tool", tool="file_change", text=summary(", ".join(changes)))
@@ -193,6 +195,10 @@ def _message(value: object) -> str:
     if isinstance(value, dict) and isinstance(value.get("message"), str):
         return str(value["message"])
     return ""
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _int(value: object) -> int:

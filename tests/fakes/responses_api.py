@@ -22,8 +22,9 @@ it; when none does, the default reply answers.
 Replies: `text(...)`, `shell(command)` (Codex's `exec_command` function call),
 `function_call(name, arguments)`, `reasoning(summary)`, `structured(obj)` (the JSON text that
 a `text.format` json_schema request gets), `api_error(status, message)` (HTTP error),
-`stream_failure(message)` (HTTP 200, then response.failed); `a + b` puts the items of both in one
-response. Each takes `usage=Usage(...)`; usage lands in response.completed.
+`stream_failure(message)` (HTTP 200, then response.failed), `delayed(reply, seconds)`; `a + b`
+puts the items of both in one response. Each takes `usage=Usage(...)`, sent in
+response.completed.
 Matchers: `any_request`, `instructions_contain` (top-level instructions and developer/system
 messages), `prompt_contains` (any user text), `last_prompt_contains`, `has_tool_output`,
 `schema_requested`, `nth_call` (0-based over all /v1/responses calls); combine with `&`, `|`, `~`.
@@ -38,7 +39,7 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -89,6 +90,7 @@ class Reply:
     status: int = 200
     message: str = ""
     failure: str = ""
+    delay_s: float = 0.0  # wait this long before answering (cut short by stop())
 
     def __add__(self, other: Reply) -> Reply:
         return Reply(items=self.items + other.items, usage=self.usage + other.usage)
@@ -126,6 +128,11 @@ def api_error(status: int, message: str = "fake failure") -> Reply:
 
 def stream_failure(message: str = "fake failure") -> Reply:
     return Reply(failure=message)
+
+
+def delayed(reply: Reply, seconds: float) -> Reply:
+    """The same reply, sent after `seconds` (a model that is slow to answer)."""
+    return replace(reply, delay_s=seconds)
 
 
 # ---------------------------------------------------------------------------- requests
@@ -290,6 +297,7 @@ class FakeResponsesAPI:
         self.answered: list[tuple[RecordedRequest, Reply]] = []  # /v1/responses calls only
         self._scripts: list[Script] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -346,6 +354,7 @@ class FakeResponsesAPI:
         return {"TRIBUNAL_CODEX_BASE_URL": self.base_url, "TRIBUNAL_CODEX_API_KEY": key}
 
     def start(self) -> FakeResponsesAPI:
+        self._stopping.clear()
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -356,6 +365,7 @@ class FakeResponsesAPI:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -472,6 +482,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not request.is_responses_call:
             return self._error(404, f"no POST {self.path}", "not_found_error")
         reply = self.fake._choose(request)
+        if reply.delay_s:
+            self.fake._stopping.wait(reply.delay_s)
         if reply.status != 200:
             return self._error(reply.status, reply.message)
         response = response_json(reply, str(body.get("model", "gpt-fake")))
