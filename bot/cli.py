@@ -1,0 +1,170 @@
+"""`tribunal …`: the command line (console script `tribunal = bot.cli:main`).
+
+Subcommands register themselves in `SUBCOMMANDS`: each is a function that adds its parser to
+the subparsers and sets `handler` (args → exit status). To add one (e.g. `tribunal image build`),
+write such a function and append it to the tuple.
+
+Exit statuses: 0 done; 1 a check failed (doctor); 2 bad input (usage, a file replay cannot read);
+78 unusable settings (EX_CONFIG), with a message naming the field and never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.settings import Settings, SettingsError, load_settings
+
+EXIT_CONFIG = 78
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(args.config)
+
+
+# -- serve / chat ---------------------------------------------------------------------------------
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "serve", help="run the bot on the configured platforms (the console room without tokens)"
+    )
+    parser.set_defaults(handler=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    platforms = settings.platforms_configured()
+    if platforms:
+        # The Slack and Discord adapters land in a later issue; until then say so and keep working.
+        print(
+            f"tribunal: {' and '.join(platforms)} configured, but the adapters are not yet "
+            "available in this build; opening the console room instead",
+            file=sys.stderr,
+        )
+    return _run_console(settings)
+
+
+def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("chat", help="open the console room in this terminal")
+    lockstep = parser.add_mutually_exclusive_group()
+    lockstep.add_argument(
+        "--lockstep",
+        dest="lockstep",
+        action="store_true",
+        default=None,
+        help="handle each line only once the agents are idle (default when stdin is not a TTY)",
+    )
+    lockstep.add_argument(
+        "--no-lockstep",
+        dest="lockstep",
+        action="store_false",
+        help="hand each line to the room at once, even while agents work",
+    )
+    parser.set_defaults(handler=lambda args: _run_console(_settings(args), args.lockstep))
+
+
+def _run_console(settings: Settings, lockstep: bool | None = None) -> int:
+    from bot.console import chat  # imported late: replay and doctor need no engine
+
+    try:
+        return asyncio.run(chat(settings, stdin=sys.stdin, stdout=sys.stdout, lockstep=lockstep))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "replay", help="feed a recorded room (JSON transcript) through markers and detectors"
+    )
+    parser.add_argument("file", type=Path, help="transcript: {task, turns: [{role, text, tree}]}")
+    parser.add_argument("--json", action="store_true", help="one JSON object per turn")
+    parser.set_defaults(handler=_replay)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from rooms.replay import format_row, replay
+    from rooms.transcript import TranscriptError, load_transcript
+
+    try:
+        transcript = load_transcript(str(args.file))
+    except TranscriptError as exc:
+        print(f"tribunal replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # should the loader let one through: still a message, not a traceback
+        print(f"tribunal replay: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for row in replay(transcript):
+        print(row.model_dump_json() if args.json else format_row(row))
+    return 0
+
+
+# -- doctor -------------------------------------------------------------------------------------
+
+
+def _add_doctor(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "doctor", help="check settings, credentials, runner binaries, database and engine"
+    )
+    parser.set_defaults(handler=_doctor)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from bot.doctor import run_doctor
+
+    return run_doctor(args.config, out=sys.stdout)
+
+
+SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
+    _add_serve,
+    _add_chat,
+    _add_replay,
+    _add_doctor,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tribunal",
+        description="Owner/reviewer pairs of coding agents, with an arbiter for their deadlocks.",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="settings file to read instead of ./tribunal.toml",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in SUBCOMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return handler(args)
+    except SettingsError as exc:
+        for line in exc.lines:
+            print(f"tribunal: {line}", file=sys.stderr)
+        return EXIT_CONFIG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Settings → the engine's view of a group (rooms.model.GroupPolicy), looked up by room.
+
+A room belongs to the group whose platform and channel it lives in; the console room
+(`RoomRef("console", "local", n)`) belongs to the console group. Any other room is not ours.
+"""
+
+from __future__ import annotations
+
+from bot.settings import GroupBase, Settings
+from rooms.model import AgentConfig, GroupPolicy, RoomRef
+
+
+def group_policy(name: str, group: GroupBase) -> GroupPolicy:
+    return GroupPolicy(
+        name=name,
+        workspace=str(group.workspace) if group.workspace is not None else None,
+        owner=AgentConfig(agent=group.owner.agent, model=group.owner.model),
+        reviewer=AgentConfig(agent=group.reviewer.agent, model=group.reviewer.model),
+        arbiter=AgentConfig(agent=group.arbiter.agent, model=group.arbiter.model),
+        approvers=frozenset(group.approvers),
+        thresholds=group.thresholds.to_thresholds(),
+        prompt_overrides={role: str(path) for role, path in group.prompts.items()},
+        idle_timeout_s=group.timeouts.idle_s,
+        hard_timeout_s=group.timeouts.hard_s,
+        max_agent_turns=group.budgets.max_agent_turns,
+        recent_turns=group.recent_turns,
+    )
+
+
+class SettingsPolicies:
+    """rooms.ports.Policies from Settings: built once, looked up per inbound event."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._by_channel: dict[tuple[str, str], GroupPolicy] = {
+            (platform, channel): group_policy(name, group)
+            for name, platform, channel, group in settings.all_groups()
+        }
+
+    def for_room(self, room: RoomRef) -> GroupPolicy | None:
+        return self._by_channel.get((room.platform, room.channel))
+
+    def groups(self) -> list[GroupPolicy]:
+        return list(self._by_channel.values())

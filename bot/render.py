@@ -1,0 +1,93 @@
+"""Plain-text rendering of what the engine posts, shared by the platform adapters.
+
+`split_text` cuts a long message at a platform's limit on line boundaries and never inside a
+fenced code block without closing and reopening the fence (DESIGN §7); `plain` and
+`answer_hint` are the console room's view of a message and of an escalation's buttons.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rooms.model import Action, Outbound
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+COMMAND_OF_ACTION = {"approve": "/approve", "reject": "/reject"}
+
+
+def label(persona: str) -> str:
+    return f"[{persona}]"
+
+
+def plain(message: Outbound, *, indent: str = "  ") -> str:
+    """`[persona] first line` and the rest indented, so turns stay apart in a terminal."""
+    lines = message.text.splitlines() or [""]
+    head = f"{label(message.persona)} {lines[0]}".rstrip()
+    return "\n".join([head, *(f"{indent}{line}".rstrip() for line in lines[1:])])
+
+
+def answer_hint(actions: tuple[Action, ...]) -> str:
+    """How to answer an escalation in the console: its buttons as commands, or a reply."""
+    choices = [
+        f"{COMMAND_OF_ACTION[a.action]} ({a.label})"
+        for a in actions
+        if a.action in COMMAND_OF_ACTION
+    ]
+    return "  answer: " + " · ".join([*choices, "or type a reply"])
+
+
+def escalation_id(actions: tuple[Action, ...]) -> str | None:
+    """The escalation the buttons answer (their value), or None for a message without any."""
+    for action in actions:
+        if action.action in COMMAND_OF_ACTION:
+            return action.value
+    return None
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Pieces of at most `limit` characters, cut after the last newline that fits (a line
+    longer than the limit is cut hard). A piece that would end inside a fenced code block is
+    closed with the fence, and the next piece reopens it, so every piece renders on its own.
+    Without fences, the pieces join back to exactly `text`."""
+    if limit < 16:
+        raise ValueError("limit must be at least 16 characters")
+    longest = max((len(m.group(1)) for m in map(_FENCE.match, text.splitlines()) if m), default=0)
+    reserve = longest + 1  # room for "\n" + the closing fence
+    repair = longest > 0 and reserve <= limit // 4  # absurdly long fences: cut plainly
+    pieces: list[str] = []
+    rest = text
+    reopen = ""
+    while rest:
+        rest = reopen + rest
+        if len(rest) <= limit:
+            pieces.append(rest)
+            break
+        room = limit - reserve if repair else limit
+        window = rest[:room]
+        cut = window.rfind("\n") + 1
+        if cut <= len(reopen):  # nothing but the reopened fence fits before a newline
+            cut = room
+        piece, rest = rest[:cut], rest[cut:]
+        fence = open_fence(piece) if repair else None
+        if fence:
+            piece += ("" if piece.endswith("\n") else "\n") + fence
+            reopen = fence + "\n"
+        else:
+            reopen = ""
+        pieces.append(piece)
+    return pieces
+
+
+def open_fence(text: str) -> str | None:
+    """The fence marker (e.g. "```") left open at the end of `text`, or None."""
+    current: str | None = None
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if not match:
+            continue
+        marker = match.group(1)
+        if current is None:
+            current = marker
+        elif marker[0] == current[0] and len(marker) >= len(current):
+            current = None
+    return current

@@ -1,0 +1,421 @@
+"""Tribunal's settings: defaults < `tribunal.toml` < `.env` < environment < init arguments.
+
+The names of DESIGN §11 are fixed: `TRIBUNAL_DB`, `TRIBUNAL_DATA`, `TRIBUNAL_HTTP_PORT`, and the
+unprefixed `SLACK_*`, `DISCORD_*`, `ANTHROPIC_*`, `OPENAI_*` and `DOCKER_HOST` variables (read
+as the platform and model SDKs read them). Everything else is `TRIBUNAL_<FIELD>`, with `__`
+between nested fields (`TRIBUNAL_CONSOLE__OWNER__AGENT=codex`).
+
+In `tribunal.toml` the same settings are lower case: flat (`slack_bot_token = "…"`,
+`tribunal_db = "…"`, or just `db = "…"`) or as a section of the same name (`[slack]
+bot_token = "…"`, `[docker] host = "…"`). Groups are `[groups.<name>]` tables; the console room's
+group is the `[console]` section. An unknown key in the file is an error, not a silent no-op.
+
+`load_settings()` is the one entry point: it turns every kind of bad input (a wrong type, an
+unknown agent, a negative threshold, a missing prompt file, a malformed TOML file) into a
+`SettingsError` whose lines name the field, so the CLI can print them and exit 78.
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+import tomllib
+from collections.abc import Iterator
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+from pydantic_settings import SettingsError as LibrarySettingsError
+
+from rooms.model import Thresholds
+from runners.protocol import AgentType
+
+DEFAULT_TOML = Path("tribunal.toml")
+DEFAULT_ENV_FILE = Path(".env")
+CONSOLE_PLATFORM = "console"
+CONSOLE_CHANNEL = "local"
+CONSOLE_GROUP = "console"
+ROLES = ("owner", "reviewer", "arbiter")
+_GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class SettingsError(Exception):
+    """Settings that cannot be used. Each line names one field and what is wrong with it."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors: a typo in tribunal.toml must not be silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentSettings(_Section):
+    """Which agent plays a role, and with which model (None: the agent's default)."""
+
+    agent: AgentType = "claude"
+    model: str | None = None
+
+
+class ThresholdSettings(_Section):
+    """rooms.model.Thresholds, field for field: the deadlock detectors and the task ceilings."""
+
+    stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
+    repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
+    findings_similarity: float = Field(Thresholds.findings_similarity, ge=0.0, le=1.0)
+    round_cap: int = Field(Thresholds.round_cap, ge=1)
+    max_arbitrations: int = Field(Thresholds.max_arbitrations, ge=0)
+    max_turns: int = Field(Thresholds.max_turns, ge=1)
+    max_wall_s: float = Field(Thresholds.max_wall_s, gt=0)
+    max_tokens: int = Field(Thresholds.max_tokens, ge=1)
+    max_cost_usd: float = Field(Thresholds.max_cost_usd, gt=0)
+
+    def to_thresholds(self) -> Thresholds:
+        return Thresholds(**self.model_dump())
+
+
+class BudgetSettings(_Section):
+    """Limits of one runner call (the task-wide budgets are ceilings in `thresholds`)."""
+
+    max_agent_turns: int = Field(40, ge=1)  # tool-use turns inside one agent turn
+
+
+class TimeoutSettings(_Section):
+    idle_s: float = Field(300.0, gt=0)  # no event from the runner for this long: the turn fails
+    hard_s: float = Field(1800.0, gt=0)  # wall-clock limit of one turn
+
+
+class GroupBase(_Section):
+    """What a group decides: agents per role, workspace, who may approve, limits, prompts."""
+
+    owner: AgentSettings = AgentSettings()
+    reviewer: AgentSettings = AgentSettings()
+    arbiter: AgentSettings = AgentSettings()
+    workspace: Path | None = None
+    approvers: list[str] = Field(default_factory=list)
+    thresholds: ThresholdSettings = ThresholdSettings()
+    budgets: BudgetSettings = BudgetSettings()
+    timeouts: TimeoutSettings = TimeoutSettings()
+    prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
+    recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+
+    @field_validator("workspace")
+    @classmethod
+    def _workspace_is_a_folder(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(f"not an existing folder: {value}")
+        return value
+
+    @field_validator("prompts")
+    @classmethod
+    def _prompt_files_exist(cls, value: dict[str, Path]) -> dict[str, Path]:
+        # Checked here, at start-up, rather than at the first turn that needs the prompt.
+        missing = [f"{role}: {path}" for role, path in value.items() if not path.is_file()]
+        if missing:
+            raise ValueError("prompt file not found: " + ", ".join(missing))
+        return value
+
+    def agents_in_use(self) -> set[str]:
+        return {self.owner.agent, self.reviewer.agent, self.arbiter.agent}
+
+
+class GroupSettings(GroupBase):
+    """A registered chat channel (DESIGN §2): which platform, which channel."""
+
+    platform: Literal["slack", "discord"]
+    channel: str = Field(min_length=1)
+
+
+class ConsoleSettings(GroupBase):
+    """The console room's group. `user` is you; by default the only approver."""
+
+    user: str = Field(default_factory=lambda: _login_name(), min_length=1)
+
+    @model_validator(mode="after")
+    def _user_approves_by_default(self) -> ConsoleSettings:
+        if not self.approvers:
+            self.approvers = [self.user]
+        return self
+
+
+class DockerSettings(_Section):
+    """The Docker backend (container/): image and per-container limits. The engine address is
+    `DOCKER_HOST` (Settings.docker_host)."""
+
+    image: str = "tribunal-runner:latest"
+    mem_limit: str = "4g"
+    nano_cpus: int = Field(2_000_000_000, ge=1)
+    pids_limit: int = Field(512, ge=1)
+    idle_timeout_s: float = Field(300.0, gt=0)
+    hard_timeout_s: float = Field(1800.0, gt=0)
+    concurrency: int = Field(5, ge=1)
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (some containers)
+        return "console"
+
+
+def _alias(*names: str) -> Any:
+    return Field(None, validation_alias=AliasChoices(*names))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="TRIBUNAL_",
+        env_nested_delimiter="__",
+        env_file=DEFAULT_ENV_FILE,
+        toml_file=DEFAULT_TOML,
+        extra="ignore",  # unknown TRIBUNAL_* variables (other tools may share the prefix)
+        populate_by_name=True,
+    )
+
+    data: Path = Path(".tribunal")  # TRIBUNAL_DATA: decision records, runner homes
+    db: Path | None = None  # TRIBUNAL_DB; None: <data>/tribunal.db
+    http_port: int | None = Field(None, ge=1, le=65535)  # TRIBUNAL_HTTP_PORT (Slack HTTP mode)
+    backend: Literal["local", "docker"] = "local"
+    codex_bin: str | None = _alias("TRIBUNAL_CODEX_BIN", "CODEX_BIN")
+
+    slack_bot_token: SecretStr | None = _alias("SLACK_BOT_TOKEN")
+    slack_app_token: SecretStr | None = _alias("SLACK_APP_TOKEN")
+    slack_signing_secret: SecretStr | None = _alias("SLACK_SIGNING_SECRET")
+    slack_api_url: str | None = _alias("SLACK_API_URL")
+    discord_bot_token: SecretStr | None = _alias("DISCORD_BOT_TOKEN")
+    discord_api_url: str | None = _alias("DISCORD_API_URL")
+    anthropic_api_key: SecretStr | None = _alias("ANTHROPIC_API_KEY")
+    anthropic_base_url: str | None = _alias("ANTHROPIC_BASE_URL")
+    openai_api_key: SecretStr | None = _alias("OPENAI_API_KEY")
+    openai_base_url: str | None = _alias("OPENAI_BASE_URL")
+    docker_host: str | None = _alias("DOCKER_HOST")
+
+    docker: DockerSettings = DockerSettings()
+    console: ConsoleSettings = Field(default_factory=ConsoleSettings)
+    groups: dict[str, GroupSettings] = Field(default_factory=dict)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The TOML file is read only because it is returned here (integrations.md §12).
+        toml = TribunalTomlSource(settings_cls)
+        return (init_settings, env_settings, dotenv_settings, toml, file_secret_settings)
+
+    @field_validator("groups")
+    @classmethod
+    def _groups_are_distinct(cls, groups: dict[str, GroupSettings]) -> dict[str, GroupSettings]:
+        seen: dict[tuple[str, str], str] = {}
+        for name, group in groups.items():
+            if not _GROUP_NAME.match(name):
+                raise ValueError(f"group name {name!r}: use letters, digits, '_', '-' or '.'")
+            if name == CONSOLE_GROUP:
+                raise ValueError("'console' is the console room's group: use the [console] section")
+            key = (group.platform, group.channel)
+            if key in seen:
+                raise ValueError(
+                    f"groups.{seen[key]} and groups.{name} are both {group.platform} "
+                    f"channel {group.channel!r}"
+                )
+            seen[key] = name
+        return groups
+
+    @property
+    def db_path(self) -> Path:
+        return self.db if self.db is not None else self.data / "tribunal.db"
+
+    def all_groups(self) -> Iterator[tuple[str, str, str, GroupBase]]:
+        """(name, platform, channel, settings) of every group, the console group first."""
+        yield CONSOLE_GROUP, CONSOLE_PLATFORM, CONSOLE_CHANNEL, self.console
+        for name, group in self.groups.items():
+            yield name, group.platform, group.channel, group
+
+    def agents_in_use(self) -> set[str]:
+        return {agent for *_, group in self.all_groups() for agent in group.agents_in_use()}
+
+    def platforms_configured(self) -> list[str]:
+        """Chat platforms with a token, in the order `serve` starts them."""
+        platforms = []
+        if self.slack_bot_token is not None:
+            platforms.append("slack")
+        if self.discord_bot_token is not None:
+            platforms.append("discord")
+        return platforms
+
+
+# ---------------------------------------------------------------------------------------------
+# tribunal.toml: sections and §11 names mapped onto the flat fields, unknown keys rejected.
+
+# [section] key -> field. The section names are the §11 variables' prefixes, lower case.
+_SECTIONS: dict[str, dict[str, str]] = {
+    "tribunal": {"db": "db", "data": "data", "http_port": "http_port"},
+    "slack": {
+        "bot_token": "slack_bot_token",
+        "app_token": "slack_app_token",
+        "signing_secret": "slack_signing_secret",
+        "api_url": "slack_api_url",
+    },
+    "discord": {"bot_token": "discord_bot_token", "api_url": "discord_api_url"},
+    "anthropic": {"api_key": "anthropic_api_key", "base_url": "anthropic_base_url"},
+    "openai": {"api_key": "openai_api_key", "base_url": "openai_base_url"},
+}
+# Flat §11 names (lower case) that are not already field names.
+_FLAT_NAMES = {"tribunal_db": "db", "tribunal_data": "data", "tribunal_http_port": "http_port"}
+
+
+class ConfigFileError(ValueError):
+    """A tribunal.toml that cannot be read, parsed, or holds keys we do not know."""
+
+
+class TribunalTomlSource(TomlConfigSettingsSource):
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        try:
+            with file_path.open(mode="rb") as handle:
+                raw = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigFileError(f"{file_path}: not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigFileError(f"{file_path}: cannot read: {exc.strerror}") from None
+        return normalize_toml(raw, str(file_path))
+
+
+def normalize_toml(raw: dict[str, Any], source: str) -> dict[str, Any]:
+    """Flat field names for sections and §11 names; a ConfigFileError for an unknown key."""
+    fields = set(Settings.model_fields)
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        lower = key.lower()
+        if lower == "docker" and isinstance(value, dict) and "host" in value:
+            value = dict(value)
+            out["docker_host"] = value.pop("host")
+            out["docker"] = value
+        elif lower in _SECTIONS and isinstance(value, dict):
+            for sub, sub_value in value.items():
+                if sub not in _SECTIONS[lower]:
+                    known = ", ".join(_SECTIONS[lower])
+                    raise ConfigFileError(f"{source}: {lower}.{sub}: unknown setting ({known})")
+                out[_SECTIONS[lower][sub]] = sub_value
+        elif lower in _FLAT_NAMES:
+            out[_FLAT_NAMES[lower]] = value
+        elif lower in fields:
+            out[lower] = value
+        else:
+            raise ConfigFileError(f"{source}: {key}: unknown setting")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading, and errors a person can act on.
+
+
+def load_settings(
+    config: Path | None = None, env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any
+) -> Settings:
+    """Settings from every source. `config`: a TOML file other than ./tribunal.toml (it must
+    exist); `env_file=None` skips `.env` (tests). Raises SettingsError, never a traceback's
+    worth of pydantic."""
+    cls: type[Settings] = Settings
+    if config is not None:
+        if not config.is_file():
+            raise SettingsError([f"settings: {config}: config file not found"])
+        cls = _with_toml_file(config)
+    try:
+        return cls(_env_file=env_file, **overrides)
+    except ValidationError as exc:
+        raise SettingsError([f"settings: {line}" for line in describe_errors(exc)]) from None
+    except ConfigFileError as exc:
+        raise SettingsError([f"settings: {exc}"]) from None
+    except LibrarySettingsError as exc:  # e.g. a nested env variable that is not valid JSON
+        raise SettingsError([f"settings: {exc}"]) from None
+
+
+def _with_toml_file(path: Path) -> type[Settings]:
+    config = SettingsConfigDict(**{**Settings.model_config, "toml_file": path})  # type: ignore[typeddict-item]
+    return type("Settings", (Settings,), {"model_config": config})
+
+
+def describe_errors(exc: ValidationError) -> list[str]:
+    """One 'field.path: what is wrong (got …)' line per pydantic error."""
+    lines = []
+    for err in exc.errors():
+        where = _location(err["loc"])
+        if any(word in where.lower() for word in _SECRET_WORDS):
+            err = {**err, "input": "<hidden>"}  # never echo a token back, even a wrong one
+        lines.append(f"{where}: {_message(err)}")
+    return lines
+
+
+_SECRET_WORDS = ("token", "secret", "api_key")
+_PREFIXED_SCALARS = ("data", "db", "http_port", "backend")
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    # Pydantic adds the validator's name for some constrained types; it is not a field.
+    parts = [str(p) for p in loc if not str(p).startswith(("function-", "constrained-"))]
+    if len(parts) == 1 and parts[0] in _PREFIXED_SCALARS:
+        # A top-level scalar is usually set by its variable: name both.
+        return f"{parts[0]} (TRIBUNAL_{parts[0].upper()})"
+    return ".".join(parts) or "settings"
+
+
+def _message(err: Any) -> str:
+    kind: str = err["type"]
+    ctx: dict[str, Any] = err.get("ctx") or {}
+    got = _shown(err.get("input"))
+    bounds = {
+        "greater_than_equal": ("ge", ">="),
+        "greater_than": ("gt", ">"),
+        "less_than_equal": ("le", "<="),
+        "less_than": ("lt", "<"),
+    }
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')} (got {got})"
+    if kind == "missing":
+        return "required"
+    if kind == "extra_forbidden":
+        return "unknown setting"
+    if kind in bounds:
+        key, symbol = bounds[kind]
+        bound = ctx.get(key)
+        shown = f"{bound:g}" if isinstance(bound, float) else str(bound)
+        return f"must be {symbol} {shown} (got {got})"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return f"must be a whole number (got {got})"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number (got {got})"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"must be true or false (got {got})"
+    if kind == "value_error":
+        return str(err["msg"]).removeprefix("Value error, ")
+    message = str(err["msg"])
+    return f"{message[:1].lower()}{message[1:]} (got {got})"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict | list):
+        return type(value).__name__
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

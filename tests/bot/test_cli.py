@@ -1,0 +1,151 @@
+"""The `tribunal` command line: exit statuses, settings errors, replay (DESIGN §10)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import EXIT_CONFIG, build_parser, main
+
+TRIBUNAL = Path(sys.executable).parent / "tribunal"  # the installed console script
+
+BAD_AGENT = '[groups.backend]\nplatform = "slack"\nchannel = "C1"\n[groups.backend.reviewer]\n'
+BAD_AGENT += 'agent = "gpt"\n'
+AGENT_MESSAGE = "settings: groups.backend.reviewer.agent: must be 'claude' or 'codex' (got 'gpt')"
+
+
+@pytest.mark.parametrize("command", [["serve"], ["chat"], ["chat", "--no-lockstep"]])
+def test_invalid_settings_exit_78_with_the_field_named(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    Path("tribunal.toml").write_text(BAD_AGENT)
+    assert main(command) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert AGENT_MESSAGE in err
+    assert "Traceback" not in err
+
+
+def test_malformed_toml_exits_78(capsys: pytest.CaptureFixture[str]) -> None:
+    Path("tribunal.toml").write_text('[console]\nowner = { agent = "claude"\n')
+    assert main(["chat"]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert "tribunal.toml: not valid TOML" in err and "Traceback" not in err
+
+
+def test_config_option_names_a_missing_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["--config", str(tmp_path / "missing.toml"), "serve"]) == EXIT_CONFIG
+    assert "missing.toml: config file not found" in capsys.readouterr().err
+
+
+def test_installed_script_exits_78_without_a_traceback(tmp_path: Path) -> None:
+    """The real console script, in a fresh process: what a deployment sees."""
+    Path("tribunal.toml").write_text(BAD_AGENT)
+    env = {k: v for k, v in os.environ.items() if k != "TRIBUNAL_CONSOLE__USER"}
+    done = subprocess.run(
+        [str(TRIBUNAL), "serve"],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == EXIT_CONFIG, done.stderr
+    assert AGENT_MESSAGE in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_no_subcommand_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "serve" in capsys.readouterr().err
+
+
+def test_subcommands_are_registered() -> None:
+    parser = build_parser()
+    for command in ("serve", "chat", "replay", "doctor"):
+        assert parser.parse_args([command, "f"] if command == "replay" else [command]).handler
+
+
+# -- replay -------------------------------------------------------------------------------------
+
+
+def _transcript(tmp_path: Path, turns: list[dict[str, str]], task: str = "fix it") -> Path:
+    path = tmp_path / "room.json"
+    path.write_text(json.dumps({"task": task, "turns": turns}))
+    return path
+
+
+def test_replay_json_rows(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = _transcript(
+        tmp_path,
+        [
+            {"role": "owner", "text": "DONE\nadded the test"},
+            {"role": "reviewer", "text": "LGTM"},
+            {"role": "human", "text": "thanks"},
+            {"role": "arbiter", "text": "I have no idea"},
+            {"role": "arbiter", "text": "VERDICT: REVISE - add docs"},
+        ],
+    )
+    assert main(["replay", str(path), "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [set(r) for r in rows] == [{"turn", "role", "marker", "verdict", "deadlock"}] * 5
+    assert [r["turn"] for r in rows] == [0, 1, 2, 3, 4]
+    assert [r["role"] for r in rows] == ["owner", "reviewer", "human", "arbiter", "arbiter"]
+    assert rows[0]["marker"] == "DONE" and rows[0]["verdict"] is None
+    assert rows[1]["marker"] == "APPROVED"  # the alias is printed canonically
+    assert rows[3]["verdict"] == "ESCALATE"  # unreadable arbiter output escalates
+    assert rows[4]["verdict"] == "REVISE"
+
+
+def test_replay_reports_a_deadlock(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    turns = [{"role": "owner", "text": "BLOCKED: I need the staging password"}]
+    assert main(["replay", str(_transcript(tmp_path, turns)), "--json"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["marker"] == "BLOCKED" and row["deadlock"] == "blocked"
+
+
+def test_replay_text_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    turns = [{"role": "owner", "text": "DONE"}, {"role": "reviewer", "text": "APPROVED"}]
+    assert main(["replay", str(_transcript(tmp_path, turns))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert "owner" in lines[0] and "DONE" in lines[0]
+    assert "reviewer" in lines[1] and "APPROVED" in lines[1]
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", '{"task": "x"}', '{"task": "x", "turns": [{"role": "judge", "text": "hi"}]}', ""],
+    ids=["not-json", "no-turns", "unknown-role", "empty"],
+)
+def test_replay_bad_file_exits_2_with_a_message(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str
+) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    assert main(["replay", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("tribunal replay: ") and "Traceback" not in captured.err
+    assert len(captured.err.strip()) > len("tribunal replay: ")
+
+
+def test_replay_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["replay", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json" in capsys.readouterr().err
+
+
+def test_replay_needs_no_valid_settings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A broken tribunal.toml does not stop replay: it reads a file, not the deployment."""
+    Path("tribunal.toml").write_text(BAD_AGENT)
+    turns = [{"role": "owner", "text": "DONE"}]
+    assert main(["replay", str(_transcript(tmp_path, turns)), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["marker"] == "DONE"

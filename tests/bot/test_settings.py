@@ -1,0 +1,358 @@
+"""Settings: layering, the fixed names of DESIGN §11, groups, and errors that name the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.settings import (
+    CONSOLE_GROUP,
+    Settings,
+    SettingsError,
+    load_settings,
+)
+from rooms.model import Thresholds
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- layering -----------------------------------------------------------------------------------
+
+
+def test_defaults_without_any_source() -> None:
+    s = load_settings(env_file=None)
+    assert s.data == Path(".tribunal")
+    assert s.db_path == Path(".tribunal/tribunal.db")
+    assert s.backend == "local"
+    assert s.groups == {}
+    assert s.console.owner.agent == "claude"
+    assert s.console.thresholds.to_thresholds() == Thresholds()
+    assert s.platforms_configured() == []
+
+
+@pytest.mark.parametrize(
+    ("toml", "dotenv", "env", "init", "expected"),
+    [
+        (None, None, None, None, 6),
+        ("3", None, None, None, 3),
+        ("3", "4", None, None, 4),
+        ("3", "4", "5", None, 5),
+        ("3", "4", "5", 7, 7),
+        (None, None, "5", None, 5),
+        ("3", None, "5", None, 5),
+    ],
+)
+def test_precedence_init_env_dotenv_toml_defaults(
+    monkeypatch: pytest.MonkeyPatch,
+    toml: str | None,
+    dotenv: str | None,
+    env: str | None,
+    init: int | None,
+    expected: int,
+) -> None:
+    if toml:
+        write(Path("tribunal.toml"), f"[console.thresholds]\nround_cap = {toml}\n")
+    if dotenv:
+        write(Path(".env"), f"TRIBUNAL_CONSOLE__THRESHOLDS__ROUND_CAP={dotenv}\n")
+    if env:
+        monkeypatch.setenv("TRIBUNAL_CONSOLE__THRESHOLDS__ROUND_CAP", env)
+    overrides = {"console": {"thresholds": {"round_cap": init}}} if init else {}
+    s = load_settings(**overrides)
+    assert s.console.thresholds.round_cap == expected
+
+
+def test_nested_sections_merge_across_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    write(Path("tribunal.toml"), '[docker]\nimage = "from-toml:1"\nmem_limit = "2g"\n')
+    write(Path(".env"), "TRIBUNAL_DOCKER__MEM_LIMIT=1g\n")
+    monkeypatch.setenv("TRIBUNAL_DOCKER__CONCURRENCY", "3")
+    s = load_settings()
+    assert (s.docker.image, s.docker.mem_limit, s.docker.concurrency) == ("from-toml:1", "1g", 3)
+
+
+def test_env_file_none_skips_dotenv() -> None:
+    write(Path(".env"), "TRIBUNAL_BACKEND=docker\n")
+    assert load_settings().backend == "docker"
+    assert load_settings(env_file=None).backend == "local"
+
+
+def test_config_option_reads_another_file(tmp_path: Path) -> None:
+    other = write(tmp_path / "elsewhere.toml", 'tribunal_data = "/srv/tribunal"\n')
+    write(Path("tribunal.toml"), 'tribunal_data = "/ignored"\n')
+    assert load_settings(other).data == Path("/srv/tribunal")
+    assert load_settings().data == Path("/ignored")
+
+
+def test_config_option_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="config file not found"):
+        load_settings(tmp_path / "nope.toml")
+
+
+# -- the fixed names of DESIGN §11 ------------------------------------------------------------
+
+SECRET = {"slack_bot_token", "slack_app_token", "slack_signing_secret"}
+SECRET |= {"discord_bot_token", "anthropic_api_key", "openai_api_key"}
+NAMES = [
+    # (environment variable, flat toml key, toml section, key in section, field, value, expected)
+    ("TRIBUNAL_DB", "tribunal_db", "tribunal", "db", "db", "/x/t.db", Path("/x/t.db")),
+    ("TRIBUNAL_DATA", "tribunal_data", "tribunal", "data", "data", "/x/d", Path("/x/d")),
+    ("TRIBUNAL_HTTP_PORT", "tribunal_http_port", "tribunal", "http_port", "http_port", "8080", 8080),
+    ("SLACK_BOT_TOKEN", "slack_bot_token", "slack", "bot_token", "slack_bot_token", "xb", "xb"),
+    ("SLACK_APP_TOKEN", "slack_app_token", "slack", "app_token", "slack_app_token", "xa", "xa"),
+    (
+        "SLACK_SIGNING_SECRET",
+        "slack_signing_secret",
+        "slack",
+        "signing_secret",
+        "slack_signing_secret",
+        "s3",
+        "s3",
+    ),
+    ("SLACK_API_URL", "slack_api_url", "slack", "api_url", "slack_api_url", "http://h/", "http://h/"),
+    ("DISCORD_BOT_TOKEN", "discord_bot_token", "discord", "bot_token", "discord_bot_token", "d", "d"),
+    ("DISCORD_API_URL", "discord_api_url", "discord", "api_url", "discord_api_url", "u", "u"),
+    ("ANTHROPIC_API_KEY", "anthropic_api_key", "anthropic", "api_key", "anthropic_api_key", "k", "k"),
+    ("ANTHROPIC_BASE_URL", "anthropic_base_url", "anthropic", "base_url", "anthropic_base_url", "b", "b"),
+    ("OPENAI_API_KEY", "openai_api_key", "openai", "api_key", "openai_api_key", "o", "o"),
+    ("OPENAI_BASE_URL", "openai_base_url", "openai", "base_url", "openai_base_url", "ob", "ob"),
+    ("DOCKER_HOST", "docker_host", "docker", "host", "docker_host", "unix:///s", "unix:///s"),
+]
+
+
+def _value(s: Settings, field: str) -> object:
+    value = getattr(s, field)
+    return value.get_secret_value() if field in SECRET else value
+
+
+def _toml_value(value: str) -> str:
+    return value if value.isdigit() else f'"{value}"'
+
+
+@pytest.mark.parametrize(("env", "flat", "section", "key", "field", "value", "expected"), NAMES)
+def test_each_fixed_name_from_env_and_both_toml_forms(
+    monkeypatch: pytest.MonkeyPatch,
+    env: str,
+    flat: str,
+    section: str,
+    key: str,
+    field: str,
+    value: str,
+    expected: object,
+) -> None:
+    write(Path("tribunal.toml"), f"{flat} = {_toml_value(value)}\n")
+    assert _value(load_settings(), field) == expected
+    write(Path("tribunal.toml"), f"[{section}]\n{key} = {_toml_value(value)}\n")
+    assert _value(load_settings(), field) == expected
+    write(Path("tribunal.toml"), f"[{section}]\n{key} = {_toml_value(value + '0')}\n")
+    monkeypatch.setenv(env, value)  # the environment beats the file
+    assert _value(load_settings(), field) == expected
+
+
+def test_tokens_are_secret_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-very-secret")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-very-secret")
+    s = load_settings()
+    assert "very-secret" not in repr(s) and "very-secret" not in str(s)
+    assert s.platforms_configured() == ["slack"]
+
+
+def test_unknown_tribunal_variables_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_SOMETHING_ELSE", "x")
+    assert load_settings().backend == "local"
+
+
+# -- groups -------------------------------------------------------------------------------------
+
+GROUPS = """
+[groups.backend]
+platform = "slack"
+channel = "C123"
+workspace = "{ws}"
+approvers = ["U1", "U2"]
+budgets = {{ max_agent_turns = 12 }}
+timeouts = {{ idle_s = 30, hard_s = 600 }}
+recent_turns = 4
+prompts = {{ reviewer = "{prompt}" }}
+
+[groups.backend.owner]
+agent = "codex"
+model = "gpt-9"
+
+[groups.backend.thresholds]
+round_cap = 3
+max_cost_usd = 2.5
+
+[groups.web]
+platform = "discord"
+channel = "998877"
+"""
+
+
+def test_groups_from_toml(tmp_path: Path) -> None:
+    prompt = write(tmp_path / "strict.md", "be strict")
+    write(Path("tribunal.toml"), GROUPS.format(ws=tmp_path, prompt=prompt))
+    s = load_settings()
+    backend = s.groups["backend"]
+    assert (backend.platform, backend.channel, backend.workspace) == ("slack", "C123", tmp_path)
+    assert (backend.owner.agent, backend.owner.model) == ("codex", "gpt-9")
+    assert backend.reviewer.agent == "claude"
+    assert backend.thresholds.round_cap == 3 and backend.thresholds.max_cost_usd == 2.5
+    assert backend.thresholds.stagnation_repeats == Thresholds().stagnation_repeats
+    assert backend.budgets.max_agent_turns == 12
+    assert (backend.timeouts.idle_s, backend.timeouts.hard_s) == (30, 600)
+    assert backend.prompts == {"reviewer": prompt}
+    assert s.agents_in_use() == {"claude", "codex"}
+    names = [name for name, *_ in s.all_groups()]
+    assert names == [CONSOLE_GROUP, "backend", "web"]
+
+
+def test_console_group_defaults_to_the_console_user_as_approver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings().console.approvers == ["alice"]
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["bob", "carol"]')
+    assert load_settings().console.approvers == ["bob", "carol"]
+
+
+def test_console_user_defaults_to_the_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRIBUNAL_CONSOLE__USER")
+    monkeypatch.setenv("LOGNAME", "zoe")
+    monkeypatch.setenv("USER", "zoe")
+    assert load_settings().console.user == "zoe"
+
+
+def test_console_workspace_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__WORKSPACE", str(tmp_path))
+    assert load_settings().console.workspace == tmp_path
+
+
+# -- bad settings: SettingsError lines name the field ---------------------------------------------
+
+BAD = [
+    (
+        "unknown agent type",
+        '[groups.backend]\nplatform = "slack"\nchannel = "C1"\n[groups.backend.reviewer]\n'
+        'agent = "gpt"\n',
+        {},
+        "settings: groups.backend.reviewer.agent: must be 'claude' or 'codex' (got 'gpt')",
+    ),
+    (
+        "negative threshold",
+        "[console.thresholds]\nround_cap = -1\n",
+        {},
+        "settings: console.thresholds.round_cap: must be >= 1 (got -1)",
+    ),
+    (
+        "similarity above one",
+        "[console.thresholds]\nfindings_similarity = 1.5\n",
+        {},
+        "settings: console.thresholds.findings_similarity: must be <= 1 (got 1.5)",
+    ),
+    (
+        "bad type in the environment",
+        "",
+        {"TRIBUNAL_HTTP_PORT": "eighty"},
+        "settings: http_port (TRIBUNAL_HTTP_PORT): must be a whole number (got 'eighty')",
+    ),
+    (
+        "bad backend",
+        "",
+        {"TRIBUNAL_BACKEND": "kubernetes"},
+        "settings: backend (TRIBUNAL_BACKEND): must be 'local' or 'docker' (got 'kubernetes')",
+    ),
+    (
+        "missing prompt file",
+        '[console.prompts]\narbiter = "/nonexistent/arbiter.md"\n',
+        {},
+        "settings: console.prompts: prompt file not found: arbiter: /nonexistent/arbiter.md",
+    ),
+    (
+        "prompt for an unknown role",
+        '[console.prompts]\njudge = "/etc/hostname"\n',
+        {},
+        "settings: console.prompts.judge",
+    ),
+    (
+        "missing workspace",
+        'console.workspace = "/nonexistent/ws"\n',
+        {},
+        "settings: console.workspace: not an existing folder: /nonexistent/ws",
+    ),
+    (
+        "malformed toml",
+        "[console\nowner = 1\n",
+        {},
+        "settings: tribunal.toml: not valid TOML: ",
+    ),
+    (
+        "unknown top-level key",
+        "colour = 'blue'\n",
+        {},
+        "settings: tribunal.toml: colour: unknown setting",
+    ),
+    (
+        "unknown key in a section",
+        '[slack]\nbot_tokn = "x"\n',
+        {},
+        "settings: tribunal.toml: slack.bot_tokn: unknown setting",
+    ),
+    (
+        "unknown key in a group",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\nreviewr = "codex"\n',
+        {},
+        "settings: groups.b.reviewr: unknown setting",
+    ),
+    (
+        "group without a platform",
+        '[groups.b]\nchannel = "C1"\n',
+        {},
+        "settings: groups.b.platform: required",
+    ),
+    (
+        "unknown platform",
+        '[groups.b]\nplatform = "irc"\nchannel = "C1"\n',
+        {},
+        "settings: groups.b.platform: must be 'slack' or 'discord' (got 'irc')",
+    ),
+    (
+        "two groups on one channel",
+        '[groups.a]\nplatform = "slack"\nchannel = "C1"\n'
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\n',
+        {},
+        "settings: groups: groups.a and groups.b are both slack channel 'C1'",
+    ),
+    (
+        "a group named console",
+        '[groups.console]\nplatform = "slack"\nchannel = "C1"\n',
+        {},
+        "use the [console] section",
+    ),
+    (
+        "negative timeout from .env-style variable",
+        "",
+        {"TRIBUNAL_CONSOLE__TIMEOUTS__IDLE_S": "-5"},
+        "settings: console.timeouts.idle_s: must be > 0 (got '-5')",
+    ),
+    (
+        "a wrong token type does not echo the value",
+        "slack_bot_token = 12345\n",
+        {},
+        "settings: SLACK_BOT_TOKEN: input should be a valid string (got '<hidden>')",
+    ),
+]
+
+
+@pytest.mark.parametrize(("toml", "env", "expected"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_settings_name_the_field(
+    monkeypatch: pytest.MonkeyPatch, toml: str, env: dict[str, str], expected: str
+) -> None:
+    write(Path("tribunal.toml"), toml)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert any(expected in line for line in caught.value.lines), caught.value.lines
+    assert "12345" not in str(caught.value)
