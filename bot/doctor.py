@@ -185,6 +185,8 @@ def check_database(settings: Settings) -> Check:
     path = settings.db_path
     if not path.exists():
         folder = _existing_parent(path)
+        if not folder.is_dir():
+            return Check("database", False, f"{path} cannot be created: {folder} is not a folder")
         if not os.access(folder, os.W_OK):
             return Check("database", False, f"{path} cannot be created: {folder} is not writable")
         return Check("database", True, f"ok ({path} will be created on the first run)")

@@ -141,9 +141,7 @@ def test_replay_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "nope.json" in capsys.readouterr().err
 
 
-def test_replay_needs_no_valid_settings(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_replay_needs_no_valid_settings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """A broken tribunal.toml does not stop replay: it reads a file, not the deployment."""
     Path("tribunal.toml").write_text(BAD_AGENT)
     turns = [{"role": "owner", "text": "DONE"}]

@@ -1,0 +1,275 @@
+"""`tribunal doctor`: one line per check, exit 0 only when every required check passes.
+
+The engine check talks to a fake Docker Engine API on 127.0.0.1 through the real docker SDK,
+or to a socket path where nothing listens; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import stat
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.doctor import claude_binary, run_doctor
+from rooms.schema import LATEST
+from rooms.store import Store
+
+NOWHERE = "unix:///nonexistent/tribunal-test/docker.sock"
+
+
+def doctor(config: Path | None = None) -> tuple[int, dict[str, str]]:
+    out = io.StringIO()
+    status = run_doctor(config, out=out)
+    lines = out.getvalue().splitlines()
+    return status, dict(line.split(": ", 1) for line in lines)
+
+
+@pytest.fixture
+def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Settings that pass every required check: a key, a database folder, no engine needed."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCKER_HOST", NOWHERE)
+    return tmp_path / "data" / "tribunal.db"
+
+
+def test_all_required_checks_pass(healthy: Path) -> None:
+    status, lines = doctor()
+    assert status == 0, lines
+    assert lines["settings"].startswith("ok")
+    assert lines["credentials"] == "ok (claude: ANTHROPIC_API_KEY)"
+    assert lines["platforms"].startswith("ok (console only")
+    assert lines["runner claude"].startswith("ok (") and "Claude Code" in lines["runner claude"]
+    assert lines["database"] == f"ok ({healthy} will be created on the first run)"
+    assert not healthy.exists()  # doctor looks; it does not create the database
+    # Unreachable engine with the local backend: said plainly, but not a failure.
+    assert lines["engine"] == (
+        f"not reachable at {NOWHERE}: turns would run unisolated with the local backend"
+    )
+
+
+def test_every_line_is_ok_or_says_what_to_do(healthy: Path) -> None:
+    status, lines = doctor()
+    assert set(lines) == {
+        "settings",
+        "credentials",
+        "platforms",
+        "runner claude",
+        "runner codex",
+        "database",
+        "engine",
+    }
+    assert all(text for text in lines.values())
+
+
+def test_invalid_settings_fail_and_name_the_field(healthy: Path) -> None:
+    Path("tribunal.toml").write_text("[console.thresholds]\nround_cap = -2\n")
+    status, lines = doctor()
+    assert status == 1
+    assert lines["settings"] == "fix: console.thresholds.round_cap: must be >= 1 (got -2)"
+
+
+def test_missing_model_credentials_fail(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    status, lines = doctor()
+    assert status == 1
+    assert lines["credentials"] == (
+        "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) for claude (console)"
+    )
+
+
+def test_base_url_counts_as_credentials(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    status, lines = doctor()
+    assert status == 0
+    assert lines["credentials"] == "ok (claude: ANTHROPIC_BASE_URL http://127.0.0.1:9)"
+
+
+def test_codex_group_needs_openai_credentials_and_the_binary(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__REVIEWER__AGENT", "codex")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # no codex anywhere
+    status, lines = doctor()
+    assert status == 1
+    assert "set OPENAI_API_KEY (or OPENAI_BASE_URL) for codex (console)" in lines["credentials"]
+    assert lines["runner codex"].startswith("install the Codex CLI")
+
+
+def _script(path: Path, body: str) -> Path:
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_codex_binary_version_is_run(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__OWNER__AGENT", "codex")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    good = _script(tmp_path / "codex-good", 'echo "codex-cli 9.9.9"')
+    monkeypatch.setenv("TRIBUNAL_CODEX_BIN", str(good))
+    status, lines = doctor()
+    assert status == 0, lines
+    assert lines["runner codex"] == f"ok (codex-cli 9.9.9, {good})"
+
+    broken = _script(tmp_path / "codex-broken", 'echo "cannot start" >&2; exit 3')
+    monkeypatch.setenv("TRIBUNAL_CODEX_BIN", str(broken))
+    status, lines = doctor()
+    assert status == 1
+    assert (
+        lines["runner codex"] == f"fix the Codex CLI: `{broken} --version` exited 3: cannot start"
+    )
+
+
+def test_unused_codex_is_not_required(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    status, lines = doctor()
+    assert status == 0
+    assert lines["runner codex"] == "not found (not needed: no group uses codex here)"
+
+
+def test_claude_binary_is_the_bundled_one() -> None:
+    binary = claude_binary()
+    assert binary is not None and binary.name == "claude" and "_bundled" in binary.parts
+
+
+def test_existing_database_at_the_latest_schema(healthy: Path) -> None:
+    healthy.parent.mkdir(parents=True)
+
+    async def create() -> None:
+        store = await Store.open(str(healthy))
+        await store.close()
+
+    asyncio.run(create())
+    status, lines = doctor()
+    assert status == 0
+    assert lines["database"] == f"ok ({healthy}, schema {LATEST})"
+
+
+def test_a_file_that_is_not_a_database_fails(healthy: Path) -> None:
+    healthy.parent.mkdir(parents=True)
+    healthy.write_bytes(b"this is not sqlite" * 100)
+    status, lines = doctor()
+    assert status == 1
+    assert lines["database"].startswith(f"{healthy} does not open: ")
+    assert healthy.read_bytes() == b"this is not sqlite" * 100  # left as it was
+
+
+def test_database_that_cannot_be_created_fails(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a file where the database's folder should be (fails even as root)
+    monkeypatch.setenv("TRIBUNAL_DB", str(blocker / "sub" / "tribunal.db"))
+    status, lines = doctor()
+    assert status == 1
+    assert lines["database"] == (
+        f"{blocker}/sub/tribunal.db cannot be created: {blocker} is not a folder"
+    )
+
+
+def test_slack_group_without_token_fails(healthy: Path) -> None:
+    Path("tribunal.toml").write_text('[groups.team]\nplatform = "slack"\nchannel = "C9"\n')
+    status, lines = doctor()
+    assert status == 1
+    assert lines["platforms"] == "set SLACK_BOT_TOKEN for the slack groups (team)"
+
+
+def test_slack_needs_socket_mode_or_http_mode(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    status, lines = doctor()
+    assert status == 1
+    assert lines["platforms"].startswith("set SLACK_APP_TOKEN (Socket Mode)")
+    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test")
+    status, lines = doctor()
+    assert status == 0
+    assert lines["platforms"] == "ok (slack (Socket Mode), and the console room)"
+    assert "xoxb-test" not in str(lines) and "xapp-test" not in str(lines)
+
+
+# -- the engine, through the real docker SDK ---------------------------------------------------
+
+
+class _FakeEngine(BaseHTTPRequestHandler):
+    """Just enough of the Docker Engine API for version negotiation and a ping."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+        path = self.path.split("?")[0]
+        if path.endswith("/_ping"):
+            self._send(b"OK", "text/plain")
+        elif path.endswith("/version"):
+            body = {"ApiVersion": "1.41", "Version": "4.3.1", "MinAPIVersion": "1.24"}
+            self._send(json.dumps(body).encode(), "application/json")
+        else:
+            self.send_error(404)
+
+    def _send(self, body: bytes, kind: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_engine() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FakeEngine)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_reachable_engine(healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str) -> None:
+    monkeypatch.setenv("DOCKER_HOST", fake_engine)
+    status, lines = doctor()
+    assert status == 0
+    assert lines["engine"] == (
+        f"ok (API 1.41 at {fake_engine}; set TRIBUNAL_BACKEND=docker to isolate the turns)"
+    )
+
+
+def test_engine_from_toml_docker_host(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str
+) -> None:
+    monkeypatch.delenv("DOCKER_HOST")  # it would win over the file
+    Path("tribunal.toml").write_text(f'[docker]\nhost = "{fake_engine}"\n')
+    status, lines = doctor()
+    assert lines["engine"].startswith(f"ok (API 1.41 at {fake_engine}")
+
+
+def test_docker_backend_requires_the_engine(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "docker")
+    status, lines = doctor()
+    assert status == 1
+    assert lines["engine"].startswith(f"not reachable at {NOWHERE} (")
+    assert lines["engine"].endswith("start Docker or Podman, or set DOCKER_HOST")
+    # The runner binaries live in the image then: a missing host binary is not required.
+    assert "runner claude" in lines
+
+
+def test_through_the_cli(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("settings: ok")
+    Path("tribunal.toml").write_text("nonsense = 1\n")
+    assert main(["doctor"]) == 1
+    assert "settings: fix: tribunal.toml: nonsense: unknown setting" in capsys.readouterr().out
