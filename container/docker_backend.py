@@ -1,0 +1,296 @@
+"""DockerBackend: runs each turn as an exec in a long-lived container (any Docker-API engine).
+
+Implements the rooms `Runner` port structurally. Per turn:
+1. the turn waits for its room (one turn per (group, role) at a time, in arrival order), then for
+   a global slot (`concurrency`, default 5);
+2. the container for (group, role) is found or created (container/docker_pool.py: the owner's
+   mounts the workspace read-write, every other role's read-only);
+3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude or codex), with
+   the run's environment on the exec only: a change of model or key needs no new container;
+4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
+
+Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
+list (`SLACK_*`, `DISCORD_*`, `TRIBUNAL_*`, `DOCKER_*`, `*_BOT_TOKEN`, `*_APP_TOKEN`,
+`*_SIGNING_SECRET`): platform tokens never enter a container. The container itself gets HOME.
+
+Supervision follows the same rules as the LocalBackend (container/local.py), on the shared
+helpers of container/limits.py: exactly one terminal event per turn; blank lines ignored, a line
+that is not an event → `protocol` and kill; no event for `idle_timeout_s` → `idle_timeout`; past
+`hard_timeout_s` → `hard_timeout`; more than `max_output_bytes` (stdout and stderr together) →
+`output_cap`; exit without a terminal event → `crashed` with the status and the stderr tail, or
+`out_of_memory` for status 137 that we did not cause (Podman 4.3 never sets OOMKilled). Killing
+is SIGKILL to the runner's group plus a sweep of its strays, inside the container (an exec).
+Cancelling or closing the iteration kills the run the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run
+from container.docker_pool import ContainerPool, DockerConfig, Placement
+from container.limits import LineSplitter, OutputCapExceeded, TailBuffer, is_forbidden, parse_line
+from runners.protocol import (
+    CRASHED,
+    HARD_TIMEOUT,
+    IDLE_TIMEOUT,
+    OUT_OF_MEMORY,
+    OUTPUT_CAP,
+    PROTOCOL,
+    ProtocolError,
+    RunEvent,
+    RunSpec,
+    encode,
+    error,
+)
+
+log = logging.getLogger(__name__)
+
+DENIED_ENV = (
+    "SLACK_*", "DISCORD_*", "TRIBUNAL_*", "DOCKER_*", "*_BOT_TOKEN", "*_APP_TOKEN",
+    "*_SIGNING_SECRET",
+)  # fmt: skip
+DEFAULT_ENV = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_AUTOUPDATER": "1",
+}
+RUNNER_COMMAND = ("python3", "-P", "-m", "runners")
+TERMINAL = ("final", "error")
+OOM_STATUS = 137  # SIGKILL; the memory cgroup's OOM killer is the only other sender
+
+
+def exec_env(*layers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The exec's environment from the layers (later wins), and the names refused."""
+    env: dict[str, str] = {}
+    refused: list[str] = []
+    for layer in layers:
+        for name, value in layer.items():
+            upper = name.upper()
+            if is_forbidden(name) or any(fnmatch.fnmatchcase(upper, p) for p in DENIED_ENV):
+                refused.append(name)
+            else:
+                env[name] = value
+    return env, refused
+
+
+class _Failure(Exception):
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+class DockerBackend:
+    """`client` is a docker.DockerClient. `command` replaces `python3 -P -m runners` (tests run
+    misbehaving runner programs this way); the agent type is always the last argument."""
+
+    def __init__(
+        self,
+        client: Any,
+        config: DockerConfig | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        command: Sequence[str] = RUNNER_COMMAND,
+        concurrency: int = 5,
+        max_line_bytes: int = 4 * 1024 * 1024,
+        stderr_tail_bytes: int = 4096,
+        exit_wait_s: float = 5.0,
+    ) -> None:
+        self.client = client
+        self.config = config or DockerConfig()
+        self.pool = ContainerPool(client, self.config)
+        self.env = {**DEFAULT_ENV, **(env or {})}
+        self.command = list(command)
+        self.concurrency = concurrency
+        self.max_line_bytes = max_line_bytes
+        self.stderr_tail_bytes = stderr_tail_bytes
+        self.exit_wait_s = exit_wait_s
+        self._slots: asyncio.Semaphore | None = None
+        self._rooms: dict[tuple[str, str], asyncio.Lock] = {}
+        self._started = False
+
+    async def start(self) -> tuple[int, int]:
+        """Reuse or remove what an earlier run of this instance left (docker_pool's rule);
+        returns (reused, removed). Called by the first turn when not called before."""
+        self._started = True
+        return await asyncio.to_thread(self.pool.adopt)
+
+    async def close(self) -> int:
+        """Remove every container of this instance; returns how many."""
+        return await asyncio.to_thread(self.pool.remove_all)
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        if not self._started:
+            await self.start()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.concurrency)
+        room = self._rooms.setdefault((spec.group, spec.request.role), asyncio.Lock())
+        # Room first: a queued turn holds no global slot. aclosing: when our caller closes or
+        # cancels the iteration, the inner generators' cleanup (killing the run) runs now.
+        async with room, self._slots, aclosing(self._run_one(spec)) as events:
+            async for event in events:
+                yield event
+
+    async def _run_one(self, spec: RunSpec) -> AsyncGenerator[RunEvent, None]:
+        env, refused = exec_env(self.env, spec.env)
+        if refused:
+            log.warning("not passed to the container: %s", ", ".join(sorted(refused)))
+        placement = Placement(spec.group, spec.request.role, spec.workspace)
+        run_id = uuid.uuid4().hex
+        argv = [*self.command, spec.agent]
+        try:
+            container_id = await asyncio.to_thread(self.pool.ensure, placement)
+            session = await asyncio.to_thread(
+                ExecSession.start, self.client.api, container_id, run_id, argv, env, None
+            )
+        except Exception as exc:
+            yield error(CRASHED, f"could not start the runner in a container: {exc}")
+            return
+        run = _Run(self, spec, session, run_id)
+        try:
+            async with aclosing(run.events()) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await run.finish()
+
+
+class _Run:
+    """One exec being supervised."""
+
+    def __init__(self, backend: DockerBackend, spec: RunSpec, session: ExecSession, run_id: str):
+        self.backend = backend
+        self.spec = spec
+        self.session = session
+        self.run_id = run_id
+        self.stderr = TailBuffer(backend.stderr_tail_bytes)
+        self.terminal_seen = False
+        self.killed = False
+        self.done = False
+
+    async def events(self) -> AsyncGenerator[RunEvent, None]:
+        try:
+            async with aclosing(self._read()) as events:
+                async for event in events:
+                    yield event
+        except _Failure as failure:
+            await self.kill()
+            text = f"{failure}{self._stderr_note()}"
+            if self.terminal_seen:
+                log.warning("runner failed after its answer (%s): %s", failure.code, text)
+            else:
+                yield error(failure.code, text)
+
+    async def _read(self) -> AsyncGenerator[RunEvent, None]:
+        spec, backend = self.spec, self.backend
+        loop = asyncio.get_running_loop()
+        queue = self.session.pump(encode(spec.request).encode("utf-8"), loop)
+        splitter = LineSplitter(spec.max_output_bytes, backend.max_line_bytes)
+        start = last_event = loop.time()
+        stderr_bytes = 0
+        while True:
+            idle_at, hard_at = last_event + spec.idle_timeout_s, start + spec.hard_timeout_s
+            timeout = min(idle_at, hard_at) - loop.time()
+            try:
+                if timeout <= 0:
+                    raise TimeoutError
+                item: Chunk = await asyncio.wait_for(queue.get(), timeout)
+            except TimeoutError:
+                if hard_at <= idle_at:
+                    raise _Failure(
+                        HARD_TIMEOUT, f"the turn ran past {spec.hard_timeout_s:g}s"
+                    ) from None
+                raise _Failure(IDLE_TIMEOUT, f"no event for {spec.idle_timeout_s:g}s") from None
+            if item is None:
+                break
+            stream, data = item
+            # One budget for stdout and stderr: a runner flooding either one is stopped.
+            if splitter.total + stderr_bytes + len(data) > spec.max_output_bytes:
+                raise _Failure(
+                    OUTPUT_CAP, f"the runner printed more than {spec.max_output_bytes} bytes"
+                )
+            if stream == STDERR:
+                self.stderr.write(data)
+                stderr_bytes += len(data)
+                continue
+            if stream != STDOUT:
+                continue
+            try:
+                lines = splitter.feed(data)
+            except OutputCapExceeded as exc:
+                raise _Failure(OUTPUT_CAP, str(exc)) from None
+            for line in lines:
+                for event in self._accept(line):
+                    last_event = loop.time()
+                    yield event
+        for line in splitter.finish():
+            for event in self._accept(line):
+                yield event
+        status = await self._exit_status(min(hard_at, loop.time() + backend.exit_wait_s))
+        self.done = True
+        if self.terminal_seen:
+            return
+        if status == OOM_STATUS:
+            raise _Failure(
+                OUT_OF_MEMORY,
+                f"the runner was killed (status 137) under the memory limit "
+                f"{backend.config.mem_limit}",
+            )
+        raise _Failure(CRASHED, f"the runner exited with status {status} without an answer")
+
+    def _accept(self, line: bytes) -> list[RunEvent]:
+        try:
+            event = parse_line(line)
+        except ProtocolError as exc:
+            raise _Failure(
+                PROTOCOL, f"the runner printed a line that is not an event: {exc}"
+            ) from None
+        if event is None:
+            return []
+        if event.kind in TERMINAL:
+            if self.terminal_seen:
+                log.warning("dropped a second terminal event from the runner: %s", event.kind)
+                return []
+            self.terminal_seen = True
+        return [event]
+
+    async def _exit_status(self, until: float) -> int | None:
+        """The exec's exit status once its output ended; kills it when it lingers."""
+        loop = asyncio.get_running_loop()
+        while True:
+            running, status = await asyncio.to_thread(self.session.status)
+            if not running:
+                return status
+            if loop.time() >= until:
+                await self.kill()
+                raise _Failure(IDLE_TIMEOUT, "the runner closed its output but did not exit")
+            await asyncio.sleep(0.05)
+
+    async def kill(self) -> None:
+        if self.killed:
+            return
+        self.killed = True
+        started = time.monotonic()
+        await asyncio.to_thread(
+            kill_run, self.backend.client.api, self.session.container_id, self.run_id
+        )
+        log.info("killed run %s in %.2fs", self.run_id, time.monotonic() - started)
+
+    async def finish(self) -> None:
+        """Whatever happened (done, failed, cancelled, closed early): nothing keeps running."""
+        try:
+            if not self.done:
+                await self.kill()
+        finally:
+            self.session.close()
+
+    def _stderr_note(self) -> str:
+        tail = self.stderr.text()
+        return f"; stderr: {tail[-1000:]}" if tail else ""
