@@ -56,9 +56,9 @@ def paragraphs(lines: Sequence[str]) -> list[str]:
     return result
 
 
-def findings(text: str) -> list[str]:
-    """The reviewer's findings: its list items, else its paragraphs after the marker line."""
-    rest, lines = after_marker(text, "reviewer")
+def list_items(lines: Sequence[str]) -> list[str]:
+    """The list items among `lines` (bullets, numbers, checkboxes), with indented continuation
+    lines joined to their item."""
     items: list[str] = []
     continuing = False
     for line in lines:
@@ -67,12 +67,17 @@ def findings(text: str) -> list[str]:
             items.append(_CHECKBOX.sub("", item.group("body")).strip())
             continuing = True
         elif continuing and line[:1] in (" ", "\t") and line.strip():
-            items[-1] = f"{items[-1]} {line.strip()}"  # an indented continuation of the item
+            items[-1] = f"{items[-1]} {line.strip()}"
         else:
             continuing = False
-    if not items:
-        items = paragraphs([rest, *lines])
-    return [item[:MAX_FINDING_CHARS] for item in items[:MAX_FINDINGS] if item]
+    return [item for item in items if item]
+
+
+def findings(text: str) -> list[str]:
+    """The reviewer's findings: its list items, else its paragraphs after the marker line."""
+    rest, lines = after_marker(text, "reviewer")
+    items = list_items(lines) or paragraphs([rest, *lines])
+    return [item[:MAX_FINDING_CHARS] for item in items[:MAX_FINDINGS]]
 
 
 def similarity(a: Sequence[str], b: Sequence[str]) -> float:

@@ -77,12 +77,13 @@ class MarkerLine:
     rest: str
 
 
-def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
-    """Lines outside fenced code and `<internal>` blocks, in order.
+LineKind = Literal["text", "code", "internal"]
 
-    Blank lines are dropped unless `keep_blank` (callers that split paragraphs need them); a
-    hidden block then reads as one blank line, so it still separates the paragraphs around it.
-    """
+
+def classify_lines(text: str) -> Iterator[tuple[str, LineKind]]:
+    """Every line with what it is: `text` (its visible part, `<internal>` spans removed; may be
+    blank), `code` (fenced code, fence lines included) or `internal` (inside an `<internal>`
+    block; an unterminated block runs to the end of the text)."""
     fence: str | None = None  # the opening fence while inside fenced code
     in_internal = False
     for raw in text.splitlines():
@@ -90,26 +91,44 @@ def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
         if in_internal:
             end = line.find(_INTERNAL_CLOSE)
             if end < 0:
+                yield raw, "internal"
                 continue
             in_internal = False
             line = line[end + len(_INTERNAL_CLOSE) :]
         if fence is not None:
+            yield line, "code"
             if _closes(line, fence):
                 fence = None
-                if keep_blank:
-                    yield ""
             continue
         opened_fence = _opens_fence(line)
         if opened_fence is not None:
             fence = opened_fence
+            yield line, "code"
             continue
         line, opened = _strip_internal(line)
+        yield line, "text"
+        if opened:
+            in_internal = True
+
+
+def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
+    """Lines outside fenced code and `<internal>` blocks, in order.
+
+    Blank lines are dropped unless `keep_blank` (callers that split paragraphs need them); a
+    hidden block then reads as one blank line, so it still separates the paragraphs around it.
+    """
+    hidden = False
+    for line, kind in classify_lines(text):
+        if kind != "text":
+            hidden = True
+            continue
+        if hidden and keep_blank:
+            yield ""
+        hidden = False
         if line.strip():
             yield line
         elif keep_blank:
             yield ""
-        if opened:
-            in_internal = True
 
 
 def _opens_fence(line: str) -> str | None:
