@@ -1,0 +1,289 @@
+"""The arbiter's ruling: its JSON schema, reading it from the arbiter's output, and the Markdown
+decision record posted in the room (DESIGN §2, §3, §5).
+
+Structured output (when the runner enforced `RULING_SCHEMA`) wins when it is valid. Otherwise the
+text is read: the verdict only ever comes from `markers.find_verdict`, so a verdict word inside
+fenced code, an `<internal>` block, prose or below the 12-line window is never taken. Anything
+unreadable becomes ESCALATE with `readable=False`: an unreadable ruling asks the people, it never
+lets the pair proceed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from rooms.findings import list_items, paragraphs
+from rooms.markers import VERDICTS, classify_lines, locate_marker
+from rooms.model import Ruling
+
+Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
+
+_TEXT_ARRAY: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+RULING_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": list(VERDICTS)},
+        "reasons": {"type": "string", "description": "why, citing the evidence"},
+        "conditions": {**_TEXT_ARRAY, "description": "REVISE: what the owner must do"},
+        "new_direction": {"type": "string", "description": "RESET: the new path for the owner"},
+        "question": {"type": "string", "description": "ESCALATE: the question for the people"},
+        "options": {**_TEXT_ARRAY, "description": "ESCALATE: the answers to choose from"},
+        "references_cited": {**_TEXT_ARRAY, "description": "labels of reference opinions used"},
+        "dissent": {"type": "string", "description": "the strongest view against this ruling"},
+    },
+    # Strict structured-output APIs want every property required and nothing else allowed;
+    # fields that do not apply to the verdict are sent empty.
+    "required": [
+        "verdict",
+        "reasons",
+        "conditions",
+        "new_direction",
+        "question",
+        "options",
+        "references_cited",
+        "dissent",
+    ],
+    "additionalProperties": False,
+}
+
+UNREADABLE_QUESTION = (
+    "The arbiter's ruling could not be read, so the task waits for you. How should it go on?"
+)
+UNREADABLE_OPTIONS = ["Accept the work as it is", "Send it back to the owner", "Stop the task"]
+DEFAULT_QUESTION = "The arbiter asks the people in the room to decide. How should the task go on?"
+_EXCERPT_CHARS = 2000
+_QUOTE_CHARS = 3000
+
+# A section label on its own line: "Conditions:", "**Question:** …", "## New direction".
+_LABELS = {
+    "conditions": "conditions",
+    "condition": "conditions",
+    "required changes": "conditions",
+    "new direction": "new_direction",
+    "direction": "new_direction",
+    "question": "question",
+    "options": "options",
+    "references cited": "references_cited",
+    "references": "references_cited",
+    "dissent": "dissent",
+    "reasons": "reasons",
+    "reasoning": "reasons",
+    "rationale": "reasons",
+}
+_LABEL = re.compile(
+    r"^\s*+(?P<hash>#{1,6}\s*+)?(?:\*\*|__)?(?P<label>"
+    + "|".join(sorted(_LABELS, key=len, reverse=True))
+    + r")(?![A-Za-z])(?:\*\*|__)?\s*+(?P<colon>:)?\s*+(?:\*\*|__)?\s*+(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_REFERENCE = re.compile(r"\b(?:Reference|Opinion)\s+(?:[A-Z]|\d{1,2})\b")
+
+
+class _Structured(BaseModel):
+    """The structured output, checked. Extra keys are ignored; types must match."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    verdict: Verdict
+    reasons: str = ""
+    conditions: list[str] = []
+    new_direction: str = ""
+    question: str = ""
+    options: list[str] = []
+    references_cited: list[str] = []
+    dissent: str = ""
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
+
+
+def parse_ruling(text: str, structured: dict[str, Any] | None) -> Ruling:
+    """The ruling in the arbiter's output. Never raises."""
+    try:
+        if isinstance(structured, dict):
+            ruling = _from_structured(structured)
+            if ruling is not None:
+                return ruling
+        return _from_text(text if isinstance(text, str) else "")
+    except Exception:  # a ruling we cannot read must escalate, never crash the engine
+        return unreadable(text if isinstance(text, str) else "")
+
+
+def unreadable(text: str) -> Ruling:
+    """ESCALATE with readable=False, keeping an excerpt of what the arbiter wrote (without its
+    `<internal>` notes, which are not for the room)."""
+    excerpt = "\n".join(line for line, kind in classify_lines(text) if kind != "internal").strip()
+    if len(excerpt) > _EXCERPT_CHARS:
+        excerpt = excerpt[:_EXCERPT_CHARS] + "…"
+    return Ruling(
+        verdict="ESCALATE",
+        reasons=excerpt,
+        question=UNREADABLE_QUESTION,
+        options=list(UNREADABLE_OPTIONS),
+        readable=False,
+    )
+
+
+def _from_structured(data: dict[str, Any]) -> Ruling | None:
+    try:
+        s = _Structured.model_validate(data)
+    except ValidationError:
+        return None
+    question = s.question.strip()
+    if s.verdict == "ESCALATE" and not question:
+        question = DEFAULT_QUESTION
+    return Ruling(
+        verdict=s.verdict,
+        reasons=s.reasons.strip(),
+        conditions=_clean(s.conditions),
+        new_direction=s.new_direction.strip(),
+        question=question,
+        options=_clean(s.options),
+        references_cited=_clean(s.references_cited),
+        dissent=s.dissent.strip(),
+    )
+
+
+def _from_text(text: str) -> Ruling:
+    found = locate_marker(text, "arbiter")
+    if found is None:
+        return unreadable(text)
+    lines = _body_lines(text, found.index, found.rest)
+    sections = _sections(lines)
+    body = sections.get("", [])
+    reasons = _join([*body, "", *sections.get("reasons", [])])
+    ruling: dict[str, Any] = {
+        "verdict": found.marker,
+        "reasons": reasons,
+        "dissent": _join(sections.get("dissent", [])),
+    }
+    cited = sections.get("references_cited")
+    if cited:  # a list, or one line of labels separated by commas
+        refs = list_items(cited) or [
+            label.strip() for p in paragraphs(cited) for label in re.split(r"[,;]", p)
+        ]
+    else:  # no section: the labels the arbiter mentions in its visible text
+        refs = _REFERENCE.findall("\n".join(line for line, is_code in lines if not is_code))
+    ruling["references_cited"] = list(dict.fromkeys(ref for ref in refs if ref))
+    if found.marker == "REVISE":
+        ruling["conditions"] = _items(sections.get("conditions"), body)
+    elif found.marker == "RESET":
+        ruling["new_direction"] = _join(sections.get("new_direction", [])) or reasons
+    elif found.marker == "ESCALATE":
+        ruling["question"] = _join(sections.get("question", [])) or _question(body)
+        ruling["options"] = _items(sections.get("options"), body)
+    return Ruling(**ruling)
+
+
+def _items(section: list[str] | None, body: list[str]) -> list[str]:
+    """A labelled section's list items (or its paragraphs); without the section, the list
+    items of the unlabelled text."""
+    if section is not None:
+        return list_items(section) or paragraphs(section)
+    return list_items(body)
+
+
+def _body_lines(text: str, verdict_index: int, rest: str) -> list[tuple[str, bool]]:
+    """The output without `<internal>` blocks and with the verdict line cut down to the text
+    after the verdict; each line with whether it is fenced code (labels are not read there)."""
+    lines: list[tuple[str, bool]] = []
+    seen = -1
+    for line, kind in classify_lines(text):
+        if kind == "internal":
+            continue
+        if kind == "text" and line.strip():
+            seen += 1
+            if seen == verdict_index:
+                if rest:
+                    lines.append((rest, False))
+                continue
+        lines.append((line, kind == "code"))
+    return lines
+
+
+def _sections(lines: list[tuple[str, bool]]) -> dict[str, list[str]]:
+    """Lines grouped under their section label; unlabelled lines under ""."""
+    sections: dict[str, list[str]] = {}
+    current = ""
+    for line, is_code in lines:
+        label = None if is_code else _LABEL.match(line)
+        if label is not None and (label.group("hash") or label.group("colon")):
+            current = _LABELS[label.group("label").lower()]
+            sections.setdefault(current, [])
+            if label.group("rest").strip():
+                sections[current].append(label.group("rest"))
+            continue
+        sections.setdefault(current, []).append(line)
+    return sections
+
+
+def _question(body: list[str]) -> str:
+    for paragraph in paragraphs(body):
+        for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
+            if sentence.endswith("?"):
+                return sentence
+    first = paragraphs(body)
+    return first[0] if first else DEFAULT_QUESTION
+
+
+def _join(lines: list[str]) -> str:
+    return "\n".join(lines).strip()
+
+
+def _clean(items: list[str]) -> list[str]:
+    return [item.strip() for item in items if item.strip()]
+
+
+# --- decision record ------------------------------------------------------------------------
+
+
+def decision_record(
+    ruling: Ruling,
+    *,
+    task_text: str,
+    reason: str,
+    turns_quoted: list[str],
+    models: dict[str, str],
+) -> str:
+    """The Markdown decision record of one arbitration (DESIGN §2)."""
+    out: list[str] = [f"# Decision record: {ruling.verdict}", ""]
+    out += ["## Frame", "", _blockquote(task_text), ""]
+    out += ["## Why the arbiter was called", "", reason.strip() or "(no reason recorded)", ""]
+    out += ["## Positions", ""]
+    if turns_quoted:
+        for quoted in turns_quoted:
+            out += [_blockquote(quoted), ""]
+    else:
+        out += ["(no turns quoted)", ""]
+    out += ["## Verdict", "", f"**{ruling.verdict}**"]
+    if not ruling.readable:
+        out += ["", "The arbiter's output could not be read, so the question goes to the people."]
+    out += [""]
+    if ruling.reasons:
+        out += ["## Reasons", "", ruling.reasons, ""]
+    if ruling.conditions:
+        out += ["## Conditions", "", *[f"- {c}" for c in ruling.conditions], ""]
+    if ruling.new_direction:
+        out += ["## New direction", "", ruling.new_direction, ""]
+    if ruling.question:
+        out += ["## Question", "", ruling.question, ""]
+    if ruling.options:
+        out += ["## Options", "", *[f"{i}. {o}" for i, o in enumerate(ruling.options, 1)], ""]
+    cited = [f"- {r}" for r in ruling.references_cited] or ["none"]
+    out += ["## References cited", "", *cited, ""]
+    out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
+    out += ["## Models", ""]
+    out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _blockquote(text: str) -> str:
+    text = text.strip()
+    if len(text) > _QUOTE_CHARS:
+        text = text[:_QUOTE_CHARS] + "\n…(cut)"
+    return "\n".join(f"> {line}" if line else ">" for line in (text or "(empty)").splitlines())
