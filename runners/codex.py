@@ -28,6 +28,9 @@ How the request becomes a Codex invocation, and why:
 - `CODEX_HOME` (sessions, needed to resume): the caller's, else `~/.codex` when it can be
   created, else a temporary folder (then a later resume will not find the thread).
 
+- An unreachable model API: Codex retries forever ("Reconnecting... waiting for network"); the
+  runner ends the turn with an error after TRIBUNAL_CODEX_UNREACHABLE_S seconds (default 120).
+
 Not mapped: `max_turns` (Codex exec has no turn cap; the host's timeouts bound a turn) and
 `max_budget_usd` (Codex reports tokens, not prices; `cost_usd` stays 0).
 """
@@ -52,6 +55,9 @@ from runners.protocol import AGENT, RunRequest, error
 LINE_LIMIT = 32 * 1024 * 1024
 # Linux refuses a single argument longer than 128 KiB (MAX_ARG_STRLEN); stay well below.
 MAX_ARGUMENT_CHARS = 64 * 1024
+# How long Codex may wait for an unreachable model API before the runner ends the turn
+# (TRIBUNAL_CODEX_UNREACHABLE_S). Codex itself would wait forever.
+UNREACHABLE_S = 120.0
 PROVIDER = "tribunal"
 KEY_VARIABLES = ("TRIBUNAL_CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY")
 
@@ -229,6 +235,7 @@ async def _run_codex(
     except SetupError as exc:
         writer.emit(error(AGENT, str(exc)))
         return
+    give_up_after = _unreachable_limit(env)
     ledger = UsageLedger(home)
     mapper = CodexEventMapper(
         want_structured=schema_file is not None,
@@ -246,12 +253,25 @@ async def _run_codex(
     assert process.stdin and process.stdout and process.stderr
     stderr_tail = asyncio.create_task(_drain_stderr(process.stderr))
     feeding = asyncio.create_task(_feed_prompt(process.stdin, prompt))
+    loop = asyncio.get_running_loop()
     try:
-        while line := await process.stdout.readline():
-            for event in mapper.feed(line):
+        while True:
+            timeout = None
+            if mapper.waiting_since is not None:
+                timeout = max(0.0, mapper.waiting_since + give_up_after - loop.time())
+            try:
+                line = await asyncio.wait_for(process.stdout.readline(), timeout)
+            except TimeoutError:
+                for event in mapper.give_up(give_up_after):
+                    writer.emit(event)
+                return  # `finally` stops Codex
+            if not line:
+                break
+            for event in mapper.feed(line, now=loop.time()):
                 writer.emit(event)
             if mapper.thread_id and mapper.totals_after is not None:
                 ledger.save(mapper.thread_id, mapper.totals_after)
+                mapper.totals_after = None
         status = await process.wait()
         await feeding
         for event in mapper.finish(status, await stderr_tail):
@@ -262,6 +282,14 @@ async def _run_codex(
             await process.wait()
         feeding.cancel()
         stderr_tail.cancel()
+
+
+def _unreachable_limit(env: Mapping[str, str]) -> float:
+    raw = env.get("TRIBUNAL_CODEX_UNREACHABLE_S", "")
+    try:
+        return max(0.0, float(raw)) if raw else UNREACHABLE_S
+    except ValueError:
+        return UNREACHABLE_S
 
 
 async def _feed_prompt(stdin: asyncio.StreamWriter, prompt: str) -> None:

@@ -18,6 +18,9 @@ Mapping:
 Top-level `error` events are not fatal by themselves: Codex reports each retry that way
 ("Reconnecting... 2/5 (…)") and then either succeeds or ends the turn with `turn.failed`. They
 are shown as progress, and the last one explains a run that ends without `turn.completed`.
+When the model API cannot be reached at all, Codex keeps reporting "Reconnecting... waiting for
+network (…)" with a growing backoff and never gives up; `waiting_since` tells the runner since
+when, so that it can end the turn (the progress lines would otherwise keep an idle timeout away).
 The `error` item Codex emits for a model it has no metadata for ("Model metadata for `x` not
 found. Defaulting to fallback metadata; …") is harmless and dropped.
 """
@@ -31,6 +34,7 @@ from typing import Any
 from runners.protocol import AGENT, RunEvent, error
 
 SUMMARY_CHARS = 300
+NETWORK_WAIT = "waiting for network"
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
 
 
@@ -60,9 +64,11 @@ class CodexEventMapper:
         self._answer_shown = False
         self._announced: set[str] = set()
         self._last_error = ""
+        self.waiting_since: float | None = None  # first "waiting for network" report
         self.done = False  # a final or error was produced
 
-    def feed(self, line: str | bytes) -> list[RunEvent]:
+    def feed(self, line: str | bytes, now: float = 0.0) -> list[RunEvent]:
+        """The events for one line; `now` (monotonic seconds) dates "waiting for network"."""
         text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
         if not text.strip():
             return []
@@ -73,6 +79,8 @@ class CodexEventMapper:
         if not isinstance(event, dict) or self.done:
             return []
         kind = event.get("type")
+        if kind != "error":
+            self.waiting_since = None  # Codex got through (or moved on)
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
             self.thread_id = event["thread_id"]
             return [RunEvent(kind="session", session_id=self.thread_id)]
@@ -88,6 +96,8 @@ class CodexEventMapper:
         if kind == "error":
             message = _message(event)
             self._last_error = message or self._last_error
+            if NETWORK_WAIT in message and self.waiting_since is None:
+                self.waiting_since = now
             return [RunEvent(kind="progress", text=summary(f"codex: {message}"))] if message else []
         return []
 
@@ -100,6 +110,14 @@ class CodexEventMapper:
         if exit_status != 0:
             return [error(AGENT, f"codex exited with status {exit_status}: {reason}")]
         return [error(AGENT, f"codex ended without completing the turn: {reason}")]
+
+    def give_up(self, seconds: float) -> list[RunEvent]:
+        """The runner stops a Codex that has been waiting for the network too long."""
+        if self.done:
+            return []
+        self.done = True
+        reason = self._last_error or "no connection"
+        return [error(AGENT, f"model API unreachable for {seconds:.0f} s, gave up: {reason}")]
 
     def _item(self, kind: str, item: dict[str, Any]) -> list[RunEvent]:
         item_type = item.get("type")

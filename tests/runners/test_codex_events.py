@@ -217,6 +217,28 @@ def test_a_run_that_ends_without_a_turn_result_is_an_error(
     assert event.kind == "error" and event.code == AGENT and expected in event.text
 
 
+WAITING = (
+    '{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error '
+    'sending request)"}'
+)
+
+
+def test_waiting_for_the_network_is_dated_from_the_first_report_until_codex_gets_through() -> None:
+    mapper = CodexEventMapper()
+    mapper.feed(THREAD, now=1.0)
+    assert mapper.waiting_since is None
+    mapper.feed(WAITING, now=3.0)
+    mapper.feed(WAITING, now=11.0)
+    assert mapper.waiting_since == 3.0
+    mapper.feed(TURN_STARTED, now=12.0)
+    assert mapper.waiting_since is None
+    mapper.feed(WAITING, now=20.0)
+    [event] = mapper.give_up(120)
+    assert event.kind == "error" and event.code == AGENT
+    assert "unreachable for 120 s" in event.text and "waiting for network" in event.text
+    assert mapper.finish(1) == [] and mapper.give_up(120) == []
+
+
 def test_non_events_are_ignored() -> None:
     _, events = feed(
         ["", "   ", "Reading additional input from stdin...", "[1]", '{"type": "x.y"}', "{bad"]
