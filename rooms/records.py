@@ -39,6 +39,9 @@ class OutboxRow:
     message_id: str | None
     attempts: int
     last_error: str | None
+    next_try_at: float = 0.0
+    claimed_by: str | None = None
+    claimed_until: float | None = None
 
 
 @dataclass(frozen=True)

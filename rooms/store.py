@@ -261,15 +261,20 @@ class Store:
         *,
         tree_before: str | None = None,
         resumed_from: str | None = None,
+        wall: float | None = None,
     ) -> Turn | None:
-        """Insert the next turn as `running`, if `owner` still holds the lease and the task is
-        still at `task.version`; None otherwise. UNIQUE(task_id, seq) backs this up."""
+        """Insert the next turn as `running`, if `owner` still holds the lease (at wall time
+        `wall`, default `now`) and the task is still at `task.version`; None otherwise.
+        UNIQUE(task_id, seq) backs this up."""
+        lease_now = now if wall is None else wall
         try:
             async with self._tx() as db:
                 row = await one(
                     db, "SELECT version, lease_owner, lease_until FROM tasks WHERE id=?", (task.id,)
                 )
-                if row is None or row[0] != task.version or row[1] != owner or row[2] < now:
+                if row is None or row[0] != task.version or row[1] != owner:
+                    raise Abort
+                if row[2] < lease_now:
                     raise Abort
                 seq = (
                     await one(
@@ -408,14 +413,13 @@ class Store:
         except Abort:
             return False
 
-    async def pending_outbox(self, now: float, owner: str, limit: int = 100) -> list[OutboxRow]:
-        """Pending rows in id order that are due and not claimed by another live deliverer."""
+    async def pending_outbox(self, limit: int = 200) -> list[OutboxRow]:
+        """Pending rows in id order, due or not, claimed or not: the deliverer keeps each room's
+        order, so a row that must wait holds back the rows after it in its room."""
         rows = await self._rows(
             "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
-            " JOIN rooms r ON r.key = o.room WHERE o.status='pending' AND o.next_try_at <= ?"
-            " AND (o.claimed_by IS NULL OR o.claimed_by=? OR o.claimed_until < ?)"
-            " ORDER BY o.id LIMIT ?",
-            (now, owner, now, limit),
+            " JOIN rooms r ON r.key = o.room WHERE o.status='pending' ORDER BY o.id LIMIT ?",
+            (limit,),
         )
         return [to_outbox(r) for r in rows]
 

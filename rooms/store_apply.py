@@ -70,7 +70,9 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
     if c.event is not None:
         await _transition(db, task, c)
     await _counters(db, c)
-    if c.escalation is not None:
+    for draft in c.outbox:
+        await enqueue(db, draft, c.task_id, c.now)
+    if c.escalation is not None:  # announced after the change's other posts, which explain it
         e = c.escalation
         cursor = await db.execute(
             "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
@@ -78,8 +80,6 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
             (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
         )
         await enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
-    for draft in c.outbox:
-        await enqueue(db, draft, c.task_id, c.now)
     return await load_task(db, c.task_id)
 
 

@@ -129,4 +129,7 @@ def to_outbox(r: aiosqlite.Row) -> OutboxRow:
         message_id=r["message_id"],
         attempts=r["attempts"],
         last_error=r["last_error"],
+        next_try_at=r["next_try_at"],
+        claimed_by=r["claimed_by"],
+        claimed_until=r["claimed_until"],
     )

@@ -1,0 +1,134 @@
+"""What an arbiter's turn leads to (DESIGN §5).
+
+The ruling is parsed (structured output first, the text as fallback; unreadable escalates, it
+never proceeds), stored with its reasons and the firing that led to it, written as a Markdown
+decision record under `data_dir`, posted, and applied: PROCEED → the reviewer re-checks;
+REVISE → the owner, with the conditions at the top of its next prompt; RESET → the owner, on a
+fresh session, with the new direction; ESCALATE → the humans. A ruling resets the round count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from rooms.escalations import ask
+from rooms.history import History
+from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
+from rooms.outcomes import post, turn_end
+from rooms.records import Change, VerdictDraft
+from rooms.turns import RunOutcome
+from rooms.verdicts import decision_record, parse_ruling
+
+log = logging.getLogger(__name__)
+
+
+async def after_arbiter_turn(
+    task: Task,
+    turn: Turn,
+    run: RunOutcome,
+    room: RoomRef,
+    policy: GroupPolicy,
+    history: History,
+    *,
+    now: float,
+    owner: str,
+    data_dir: str | None,
+) -> Change:
+    ruling = parse_ruling(run.output, run.structured)
+    cause = history.last_acted_firing()
+    reason = cause.firing.reason if cause else "(no detector reason recorded)"
+    record_path, record_error = await _write_record(
+        task, turn, ruling, reason, history, policy, data_dir
+    )
+    change = Change(
+        task.id,
+        now,
+        expect_version=task.version,
+        expect_lease=owner,
+        turn=turn_end(turn, run, now, marker=ruling.verdict if ruling.readable else None),
+        verdict=VerdictDraft(turn.id, ruling, record_path, cause.id if cause else None),
+        event=ruling.verdict,
+        rounds="reset",
+        count_arbitration=True,
+        failures="reset",
+        outbox=[post(room, turn, render(ruling, record_path, record_error))],
+    )
+    if ruling.verdict == "ESCALATE":
+        change.escalation = ask(
+            task,
+            room,
+            policy,
+            kind="ruling",
+            question=ruling.question or "the arbiter asks the people here to decide.",
+            reason=ruling.reasons or reason,
+            options=tuple(ruling.options),
+        )
+    return change
+
+
+def render(ruling: Ruling, record_path: str | None, record_error: str | None) -> str:
+    if not ruling.readable:
+        lines = ["⚖️ The arbiter's ruling could not be read, so the people here decide."]
+    else:
+        lines = [f"⚖️ Ruling: {ruling.verdict}"]
+    if ruling.reasons:
+        lines.append(ruling.reasons)
+    if ruling.conditions:
+        lines.append("Conditions:")
+        lines += [f"- {c}" for c in ruling.conditions]
+    if ruling.new_direction:
+        lines.append(f"New direction: {ruling.new_direction}")
+    if ruling.dissent:
+        lines.append(f"Dissent: {ruling.dissent}")
+    if record_path:
+        lines.append(f"Decision record: {record_path}")
+    elif record_error:
+        lines.append(f"(The decision record could not be written: {record_error})")
+    return "\n".join(lines)
+
+
+async def _write_record(
+    task: Task,
+    turn: Turn,
+    ruling: Ruling,
+    reason: str,
+    history: History,
+    policy: GroupPolicy,
+    data_dir: str | None,
+) -> tuple[str | None, str | None]:
+    if data_dir is None:
+        return None, None
+    quoted = [
+        f"{t.role} (turn {t.seq}): {t.output}"
+        for t in history.done[-policy.recent_turns :]
+        if policy.recent_turns > 0
+    ]
+    models = {
+        role: f"{cfg.agent}:{cfg.model or 'default'}"
+        for role, cfg in (
+            ("owner", policy.owner),
+            ("reviewer", policy.reviewer),
+            ("arbiter", policy.arbiter),
+        )
+    }
+    text = decision_record(
+        ruling, task_text=task.text, reason=reason, turns_quoted=quoted, models=models
+    )
+    # Named by task and turn, so writing it again after a crash replaces the same file.
+    path = os.path.join(data_dir, "decisions", f"task-{task.id}-turn-{turn.seq}.md")
+    try:
+        await asyncio.to_thread(_write, path, text)
+    except OSError as exc:
+        log.warning("decision record %s not written: %s", path, exc)
+        return None, f"{exc.strerror or exc}"
+    return path, None
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)

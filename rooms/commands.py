@@ -1,0 +1,227 @@
+"""Inbound messages and button clicks (DESIGN §3 "Humans", §7).
+
+Dropped: bot messages (only humans open tasks, so bots cannot loop each other), rooms of no
+group, and event ids seen before (the event is recorded in the same transaction as its effect).
+A mention in a room without an open task opens one. Commands are the first word after the
+mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
+no open question and more text, the message is treated as ordinary text). Anything else in a
+room with an open task is a human message for the next prompt; while the task waits for a
+person, an approver's message is the answer and anyone else gets a clear refusal.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+
+from rooms.context import Ctx
+from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.model import GroupPolicy, Inbound, Task
+from rooms.records import Change, MessageDraft, OutboxDraft
+from rooms.status import status_text
+
+COMMANDS = ("stop", "status", "approve", "reject", "help")
+_MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
+_RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
+HELP = (
+    "Mention me with a task to start one. In a room with a task: `stop` closes it, `status` "
+    "shows where it is, `approve` / `reject` answer an open question; anything else you write "
+    "reaches the agents' next turn."
+)
+
+Cancel = Callable[[int, str], None]
+
+
+def parse(text: str) -> tuple[str | None, str, str]:
+    """(command or None, the text after the command, the whole text without the mention)."""
+    rest = text
+    while (stripped := _MENTION.sub("", rest, count=1)) != rest:
+        rest = stripped
+    rest = rest.strip()
+    first, _, after = rest.partition(" ")
+    word = first.lstrip("/").rstrip(".,:;!?").lower()
+    if word in COMMANDS:
+        return word, after.strip(), rest
+    return None, "", rest
+
+
+async def handle(ctx: Ctx, inbound: Inbound, cancel: Cancel) -> None:
+    if inbound.from_bot:
+        return
+    policy = ctx.policies.for_room(inbound.room)
+    if policy is None:
+        return
+    if inbound.event_id and await ctx.store.seen_event(inbound.event_id):
+        return
+    for _ in range(_RETRIES):
+        if inbound.action is not None:
+            done = await _click(ctx, inbound, policy)
+        else:
+            done = await _message(ctx, inbound, policy, cancel)
+        if done:
+            ctx.wake_outbox()
+            return
+        if inbound.event_id and await ctx.store.seen_event(inbound.event_id):
+            return  # a concurrent delivery of the same event won
+    await _reply(ctx, inbound, policy, "Busy right now: please try again in a moment.")
+
+
+async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Cancel) -> bool:
+    """One attempt; False when it lost a race and should be tried again on fresh state."""
+    store, room, user = ctx.store, inbound.room, inbound.user
+    if inbound.mentions_bot:
+        command, after, whole = parse(inbound.text)
+    else:
+        command, after, whole = None, "", inbound.text.strip()
+    task = await store.open_task_in(room)
+    escalation = await store.open_escalation(task.id) if task else None
+    if command in ("stop", "status", "help") and after:
+        command = None  # "stop the server crashing" is a task or a message, not a command
+    if command in ("approve", "reject") and escalation is None and after:
+        command = None
+    rest = after if command else whole
+
+    if command == "help":
+        return await _reply(ctx, inbound, policy, HELP)
+    if command == "status":
+        return await _reply(ctx, inbound, policy, await status_text(ctx, room))
+    if command == "stop":
+        if task is None:
+            return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
+        return await _stop(ctx, inbound, task, cancel)
+    if command in ("approve", "reject"):
+        if task is None or escalation is None or task.status != "waiting_human":
+            return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
+        if not may_answer(policy, user):
+            return await _reply(ctx, inbound, policy, refusal(policy, user))
+        kind: Answer = "approve" if command == "approve" else "reject"
+        applied = await answer(
+            ctx,
+            task,
+            escalation,
+            room,
+            user=user,
+            kind=kind,
+            text=rest,
+            event_id=inbound.event_id or None,
+        )
+        if applied is not None and kind == "approve":
+            ctx.spawn(task.id)
+        return applied is not None
+
+    if task is None:
+        if not inbound.mentions_bot:
+            return True  # chatter in a room without a task is not for us
+        if not rest:
+            return await _reply(ctx, inbound, policy, HELP)
+        return await _open(ctx, inbound, policy, rest)
+    if task.status == "waiting_human" and escalation is not None:
+        if not may_answer(policy, user):
+            return await _reply(ctx, inbound, policy, refusal(policy, user))
+        applied = await answer(
+            ctx,
+            task,
+            escalation,
+            room,
+            user=user,
+            kind="answer",
+            text=rest,
+            event_id=inbound.event_id or None,
+        )
+        if applied is not None:
+            ctx.spawn(task.id)
+        return applied is not None
+    # A human message: stored on the task, read by the next prompt, restarts the round count.
+    changed = await store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            event_id=inbound.event_id or None,
+            message=MessageDraft(user, rest, event_id=inbound.event_id or None),
+            rounds="reset",
+        )
+    )
+    return changed is not None
+
+
+async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> bool:
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"open:{uuid.uuid4().hex}"
+    ack = OutboxDraft(
+        key=key,
+        room=inbound.room,
+        text=(
+            f"📋 Task opened by {inbound.user}. The owner starts working; "
+            "mention me with `status` to see where it is or `stop` to stop it."
+        ),
+    )
+    task = await ctx.store.open_task(
+        inbound.room,
+        policy.name,
+        text,
+        inbound.user,
+        ctx.now(),
+        event_id=inbound.event_id or None,
+        outbox=[ack],
+    )
+    if task is None:
+        return False  # another message opened a task first (or this event was handled)
+    ctx.spawn(task.id)
+    return True
+
+
+async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
+    reason = f"stopped by {inbound.user}"
+    closed = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            expect_version=task.version,
+            event="stop",
+            event_id=inbound.event_id or None,
+            outbox=[
+                OutboxDraft(
+                    f"stop:{task.id}", inbound.room, f"⏹ Task #{task.id} {reason}. It is closed."
+                )
+            ],
+        )
+    )
+    if closed is None:
+        return False
+    cancel(task.id, reason)  # a turn running here stops now; elsewhere its lease renewal fails
+    return True
+
+
+async def _reply(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> bool:
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"reply:{uuid.uuid4().hex}"
+    draft = OutboxDraft(key=key, room=inbound.room, text=text)
+    await ctx.store.enqueue(
+        [draft], ctx.now(), group=policy.name, event_id=inbound.event_id or None
+    )
+    return True  # a reply for an event seen before is dropped with it: nothing to retry
+
+
+async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
+    store, user = ctx.store, inbound.user
+    value = inbound.action_value or ""
+    if inbound.action not in ("approve", "reject"):
+        return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
+    if not may_answer(policy, user):
+        return await _reply(ctx, inbound, policy, refusal(policy, user))
+    escalation = await store.escalation(int(value)) if value.isdigit() else None
+    task = await store.task(escalation.task_id) if escalation else None
+    if (
+        escalation is None
+        or task is None
+        or escalation.status != "open"
+        or task.status != "waiting_human"
+        or task.room != inbound.room.key
+    ):
+        return await _reply(ctx, inbound, policy, stale_reply(value))
+    kind: Answer = "approve" if inbound.action == "approve" else "reject"
+    applied = await answer(
+        ctx, task, escalation, inbound.room, user=user, kind=kind, event_id=inbound.event_id or None
+    )
+    if applied is not None and kind == "approve":
+        ctx.spawn(task.id)
+    return applied is not None

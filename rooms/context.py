@@ -1,0 +1,48 @@
+"""What every part of the engine shares: the store, the ports, who we are, and two callbacks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rooms.ports import Clock, Platform, Policies, Runner
+from rooms.store import Store
+
+
+@dataclass
+class Ctx:
+    store: Store
+    runner: Runner
+    platform: Platform
+    policies: Policies
+    clock: Clock
+    engine_id: str
+    lease_s: float
+    data_dir: str | None
+    # Set by the engine: wake the outbox deliverer after enqueueing; (re)start a task's driver.
+    wake_outbox: Callable[[], None] = lambda: None
+    spawn: Callable[[int], None] = lambda task_id: None
+    # Why a task's driver was cancelled (shown on the interrupted turn), by task id.
+    stop_reasons: dict[int, str] = field(default_factory=dict)
+
+    def now(self) -> float:
+        """Business time: timestamps, the wall-time ceiling (a test may move it)."""
+        return self.clock.now()
+
+    @staticmethod
+    def wall() -> float:
+        """Coordination time between processes: leases and outbox claims follow real time,
+        because the heartbeats that renew them sleep in real time."""
+        return time.time()
+
+    @property
+    def heartbeat_s(self) -> float:
+        """How often a held lease is renewed: three times per lease, so one late renewal is
+        harmless."""
+        return max(self.lease_s / 3.0, 0.05)
+
+    @property
+    def lease_poll_s(self) -> float:
+        """How often a driver looks again at a task whose lease another engine holds."""
+        return min(self.heartbeat_s, 1.0)

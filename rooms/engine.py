@@ -1,0 +1,137 @@
+"""The engine: the tribunal's public face for `bot/` (and for tests).
+
+It owns one driver coroutine per open task (never two in one process; across processes the
+task's lease decides), the outbox deliverer, and the inbound handler. The store is the source of
+truth, so `start` simply resumes every open task where the store says it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from rooms.commands import handle
+from rooms.context import Ctx
+from rooms.driver import drive
+from rooms.model import Inbound, RoomRef
+from rooms.outbox import Deliverer
+from rooms.ports import Clock, Platform, Policies, Runner, WallClock
+from rooms.status import status_text
+from rooms.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class Engine:
+    def __init__(
+        self,
+        store: Store,
+        runner: Runner,
+        platform: Platform,
+        policies: Policies,
+        *,
+        clock: Clock | None = None,
+        engine_id: str | None = None,
+        lease_s: float = 30.0,
+        data_dir: str | None = None,
+    ) -> None:
+        self.ctx = Ctx(
+            store=store,
+            runner=runner,
+            platform=platform,
+            policies=policies,
+            clock=clock or WallClock(),
+            engine_id=engine_id or f"engine-{uuid.uuid4().hex[:12]}",
+            lease_s=lease_s,
+            data_dir=data_dir,
+        )
+        self.outbox = Deliverer(self.ctx)
+        self.ctx.wake_outbox = self.outbox.wake
+        self.ctx.spawn = self._spawn
+        self._drivers: dict[int, asyncio.Task[None]] = {}
+        self._kicked: set[int] = set()
+        self._stopping = False
+
+    @property
+    def engine_id(self) -> str:
+        return self.ctx.engine_id
+
+    async def start(self) -> None:
+        """Resume every open task where it stopped and start delivering the outbox."""
+        self._stopping = False
+        self.outbox.start()
+        for task in await self.ctx.store.open_tasks():
+            self._spawn(task.id)
+
+    async def stop(self) -> None:
+        """Cancel the drivers (a running turn is marked interrupted and runs again on the next
+        start) and the deliverer. The store stays consistent and open; its owner closes it."""
+        self._stopping = True
+        drivers = list(self._drivers.values())
+        for driver in drivers:
+            driver.cancel()
+        await asyncio.gather(*drivers, return_exceptions=True)
+        await self.outbox.stop()
+
+    async def handle(self, inbound: Inbound) -> None:
+        await handle(self.ctx, inbound, self._cancel)
+
+    async def idle(self) -> None:
+        """Wait until no driver runs here and the outbox is empty."""
+        while True:
+            running = [d for d in self._drivers.values() if not d.done()]
+            if running:
+                await asyncio.wait(running)
+                continue
+            await self.outbox.flush()
+            if not any(not d.done() for d in self._drivers.values()):
+                return
+
+    async def status_text(self, room: RoomRef) -> str:
+        return await status_text(self.ctx, room)
+
+    # -- drivers ---------------------------------------------------------------------------------
+
+    def _spawn(self, task_id: int) -> None:
+        """Make sure a driver runs for the task. If one is finishing right now it is asked to look
+        again, so a change made while it decided to stop is never missed."""
+        if self._stopping:
+            return
+        current = self._drivers.get(task_id)
+        if current is not None and not current.done():
+            self._kicked.add(task_id)
+            return
+        self._drivers[task_id] = asyncio.create_task(
+            self._driver(task_id), name=f"tribunal-task-{task_id}"
+        )
+
+    async def _driver(self, task_id: int) -> None:
+        me = asyncio.current_task()
+        try:
+            while True:
+                self._kicked.discard(task_id)
+                try:
+                    await drive(self.ctx, task_id)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    # A bug or a broken database: leave the task as the store has it; it resumes
+                    # on the next start (or the next message).
+                    log.exception("driver of task %s failed", task_id)
+                    return
+                if task_id not in self._kicked:  # no await between this check and the exit
+                    return
+        finally:
+            self.ctx.stop_reasons.pop(task_id, None)
+            if self._drivers.get(task_id) is me:
+                del self._drivers[task_id]
+
+    def _cancel(self, task_id: int, reason: str) -> None:
+        driver = self._drivers.get(task_id)
+        if driver is not None and not driver.done():
+            self.ctx.stop_reasons[task_id] = reason
+            driver.cancel()
+
+
+__all__ = ["Engine", "Store"]

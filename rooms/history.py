@@ -1,0 +1,76 @@
+"""A task's history as the detectors and the prompts see it, read from the store.
+
+Order: turns by seq; a human message goes right before the first turn that could see it
+(`before_seq`); an arbiter's turn is a ruling. Failed and interrupted turns are not history:
+they produced nothing the pair worked from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rooms.detectors import Step
+from rooms.model import Turn
+from rooms.records import FiringRow, Message, VerdictRow
+from rooms.store import Store
+
+
+@dataclass(frozen=True)
+class History:
+    turns: list[Turn]  # every turn, any status, by seq
+    messages: list[Message]
+    verdicts: list[VerdictRow]
+    firings: list[FiringRow]
+
+    @property
+    def done(self) -> list[Turn]:
+        return [t for t in self.turns if t.status == "done"]
+
+    def steps(self) -> list[Step]:
+        verdict_by_turn = {v.turn_id: v for v in self.verdicts}
+        keyed: list[tuple[tuple[int, int, int], Step]] = []
+        for m in self.messages:
+            keyed.append(((m.before_seq, 0, m.id), Step("human", "human", m.text, None, at=m.at)))
+        for t in self.done:
+            if t.role == "arbiter":
+                v = verdict_by_turn.get(t.id)
+                marker = v.ruling.verdict if v else None
+                step = Step("ruling", "arbiter", t.output, marker, at=t.ended_at or t.started_at)
+            else:
+                step = Step("turn", t.role, t.output, t.marker, t.tree, t.ended_at or t.started_at)
+            keyed.append(((t.seq, 1, t.id), step))
+        return [step for _, step in sorted(keyed, key=lambda pair: pair[0])]
+
+    def last_acted_firing(self) -> FiringRow | None:
+        return next((f for f in reversed(self.firings) if f.acted), None)
+
+    def session_for(self, role: str) -> str | None:
+        """The session to resume for `role`: its latest finished turn's, except that the owner
+        starts afresh after a RESET (and the arbiter always does)."""
+        if role == "arbiter":
+            return None
+        after = 0
+        if role == "owner":
+            resets = [v.turn_seq for v in self.verdicts if v.ruling.verdict == "RESET"]
+            after = max(resets, default=0)
+        for t in reversed(self.done):
+            if t.role == role and t.seq > after and t.session_id:
+                return t.session_id
+        return None
+
+    def with_turn(self, turn: Turn) -> History:
+        """This history with `turn` replaced (e.g. the running turn as it has just ended)."""
+        turns = [turn if t.id == turn.id else t for t in self.turns]
+        return History(turns, self.messages, self.verdicts, self.firings)
+
+    def firing(self, firing_id: int | None) -> FiringRow | None:
+        return next((f for f in self.firings if f.id == firing_id), None)
+
+
+async def load(store: Store, task_id: int) -> History:
+    return History(
+        turns=await store.turns(task_id),
+        messages=await store.messages(task_id),
+        verdicts=await store.verdicts(task_id),
+        firings=await store.firings(task_id),
+    )

@@ -1,0 +1,125 @@
+"""Delivering the outbox (DESIGN §7): every message the engine posts goes through here.
+
+Rows are posted in id order per room; a row that fails holds back the rows after it in its room
+(so a room never reads an answer before its question) and is retried with exponential backoff.
+Delivery is at-least-once: a row is marked sent only after the platform took it, so a crash in
+between hands it again after a restart, with the same `outbox_id` for the platform to recognise.
+A sent row is never handed again. Each row is claimed before delivery, so two engines on one
+database do not post it both. After `max_attempts` failures a row is set aside as dead (kept,
+with its last error) instead of blocking its room for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from rooms.context import Ctx
+from rooms.model import Outbound
+from rooms.records import OutboxRow
+
+log = logging.getLogger(__name__)
+
+
+class Deliverer:
+    def __init__(
+        self,
+        ctx: Ctx,
+        *,
+        max_attempts: int = 12,
+        first_backoff_s: float = 0.2,
+        max_backoff_s: float = 30.0,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.ctx = ctx
+        self.max_attempts = max_attempts
+        self.first_backoff_s = first_backoff_s
+        self.max_backoff_s = max_backoff_s
+        self.poll_s = poll_s  # also picks up rows other processes enqueued
+        self._wake = asyncio.Event()
+        self._pass = asyncio.Lock()  # one delivery pass at a time in this process
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name="tribunal-outbox")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def flush(self) -> None:
+        """Deliver until no row is pending (dead rows do not count)."""
+        while True:
+            wait = await self.deliver_due()
+            if await self.ctx.store.count_pending() == 0:
+                return
+            await asyncio.sleep(min(wait, 0.05))
+
+    async def _loop(self) -> None:
+        while True:
+            self._wake.clear()  # before the pass: a wake during it triggers another pass
+            try:
+                wait = await self.deliver_due()
+            except Exception:
+                log.exception("outbox delivery pass failed")
+                wait = self.poll_s
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
+
+    async def deliver_due(self) -> float:
+        """One pass over the pending rows. Returns how long until the next one may be due."""
+        async with self._pass:
+            wait = self.poll_s
+            held: set[str] = set()  # rooms whose earlier row must go first
+            for row in await self.ctx.store.pending_outbox():
+                if row.room.key in held:
+                    continue
+                now = self.ctx.wall()
+                if row.next_try_at > now:
+                    held.add(row.room.key)
+                    wait = min(wait, row.next_try_at - now)
+                    continue
+                claimed = await self.ctx.store.claim_outbox(
+                    row.id, self.ctx.engine_id, now, self.ctx.lease_s
+                )
+                if not claimed:  # another engine is delivering it
+                    held.add(row.room.key)
+                    continue
+                retry_in = await self._deliver(row)
+                if retry_in is not None:
+                    held.add(row.room.key)
+                    wait = min(wait, retry_in)
+            return max(wait, 0.0)
+
+    async def _deliver(self, row: OutboxRow) -> float | None:
+        """Hand one row to the platform. Returns the backoff when it must be retried."""
+        message = Outbound(
+            room=row.room,
+            text=row.text,
+            persona=row.persona,
+            actions=row.actions,
+            outbox_id=row.id,
+        )
+        try:
+            message_id = await self.ctx.platform.deliver(message)
+        except Exception as exc:
+            attempts = row.attempts + 1
+            give_up = attempts >= self.max_attempts
+            backoff = min(self.first_backoff_s * 2 ** (attempts - 1), self.max_backoff_s)
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("delivery of outbox row %s failed (%s): %s", row.id, attempts, error)
+            await self.ctx.store.mark_failed(
+                row.id, error, self.ctx.wall() + backoff, give_up=give_up
+            )
+            return None if give_up else backoff
+        await self.ctx.store.mark_sent(row.id, message_id, self.ctx.wall())
+        return None

@@ -1,0 +1,122 @@
+"""The prompt of each turn, built from the store (DESIGN §2: agents read each other through the
+store, never by scraping the chat).
+
+Every prompt carries the task, the people's messages, the latest turn outputs and the rulings so
+far; the arbiter also gets the detector's reason and the counts; the owner after a REVISE or
+RESET gets the ruling's conditions or new direction at the top, since that is what it must act on.
+"""
+
+from __future__ import annotations
+
+from rooms.history import History
+from rooms.model import GroupPolicy, Status, Task, Turn
+from rooms.records import VerdictRow
+
+_MARKERS = {
+    "owner": "DONE, NEEDS_CONTEXT or BLOCKED",
+    "reviewer": "APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT or BLOCKED",
+    "arbiter": "PROCEED, REVISE, RESET or ESCALATE (as `VERDICT: <word>`)",
+}
+_OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays in the store
+
+
+def build_prompt(
+    task: Task, phase: Status, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
+) -> str:
+    parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task.text.strip()]
+    if role == "owner":
+        parts += _ruling_to_act_on(history)
+    if role == "arbiter":
+        parts += _arbiter_frame(task, history, policy, reason)
+    parts += _messages(history)
+    if role != "arbiter":
+        parts += _rulings(history)
+    parts += _recent_turns(history, policy.recent_turns)
+    parts += _your_turn(phase, role)
+    return "\n\n".join(p for p in parts if p)
+
+
+def _ruling_to_act_on(history: History) -> list[str]:
+    """A REVISE/RESET that no owner turn has answered yet."""
+    if not history.verdicts:
+        return []
+    latest = history.verdicts[-1]
+    answered = any(
+        t.role == "owner" and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
+    )
+    ruling = latest.ruling
+    if answered or ruling.verdict not in ("REVISE", "RESET"):
+        return []
+    if ruling.verdict == "RESET":
+        lines = ["## The arbiter ruled RESET: start over in this direction", ruling.new_direction]
+    else:
+        lines = ["## The arbiter ruled REVISE: meet these conditions"]
+        lines += [f"- {c}" for c in ruling.conditions] or [ruling.reasons]
+    if ruling.reasons and ruling.verdict == "RESET":
+        lines.append(f"Why: {ruling.reasons}")
+    return ["\n".join(x for x in lines if x)]
+
+
+def _arbiter_frame(task: Task, history: History, policy: GroupPolicy, reason: str) -> list[str]:
+    limit = policy.thresholds.max_arbitrations
+    return [
+        "## Why you were called",
+        reason or "the pair stopped making progress",
+        f"Rounds since the last human message or ruling: {task.rounds}. Turns so far: "
+        f"{len(history.turns)}. Arbitrations before this one: {task.arbitrations} of {limit}.",
+        _prior_rulings(history.verdicts),
+    ]
+
+
+def _prior_rulings(verdicts: list[VerdictRow]) -> str:
+    if not verdicts:
+        return "There are no prior rulings."
+    lines = ["Prior rulings:"] + [
+        f"- turn {v.turn_seq}: {v.ruling.verdict}: {v.ruling.reasons}" for v in verdicts
+    ]
+    return "\n".join(lines)
+
+
+def _messages(history: History) -> list[str]:
+    if not history.messages:
+        return []
+    lines = ["## Messages from people"]
+    for m in history.messages:
+        tag = " (answer to an escalation)" if m.kind == "answer" else ""
+        lines.append(f"- {m.user}{tag}: {m.text}")
+    return ["\n".join(lines)]
+
+
+def _rulings(history: History) -> list[str]:
+    if not history.verdicts:
+        return []
+    return ["## Rulings so far", _prior_rulings(history.verdicts)]
+
+
+def _recent_turns(history: History, count: int) -> list[str]:
+    recent = [t for t in history.done][-count:] if count > 0 else []
+    if not recent:
+        return []
+    return ["## Recent turns (oldest first)"] + [_quote(t) for t in recent]
+
+
+def _quote(turn: Turn) -> str:
+    output = turn.output.strip()
+    if len(output) > _OUTPUT_LIMIT:
+        output = output[:_OUTPUT_LIMIT] + "\n[… cut; the full output is in the store]"
+    marker = f" — {turn.marker}" if turn.marker else ""
+    return f"### Turn {turn.seq}: {turn.role}{marker}\n{output}"
+
+
+def _your_turn(phase: Status, role: str) -> list[str]:
+    if phase == "finalize":
+        return [
+            "## Your turn: wrap up",
+            "The reviewer approved the work. Finish it: tidy up, make sure it is complete, and "
+            "summarise what was done for the people in the room. Change the work only if it is "
+            "really needed: any change sends it back to the reviewer.",
+        ]
+    return [
+        "## Your turn",
+        f"Begin your answer with one marker line: {_MARKERS.get(role, '')}.",
+    ]

@@ -1,0 +1,195 @@
+"""What an owner or reviewer turn leads to (DESIGN §3, §4), and the owner's wrap-up turn.
+
+After a work turn: read the marker (none: owner DONE, reviewer CHANGES_REQUESTED, stored as
+unmarked), hash the workspace, run the detectors on the whole history, then decide, in order:
+an approval goes to finalize (even at a ceiling: one wrap-up turn is left);
+a ceiling asks the humans; BLOCKED/NEEDS_CONTEXT or a detector
+firing goes to arbitration, unless the engine's caps say to ask the humans instead (the
+arbitrations allowed are used up, or the same stagnation or BLOCKED reason came back after a
+PROCEED); otherwise the marker moves the task on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from rooms.detectors import check
+from rooms.escalations import ask
+from rooms.history import History
+from rooms.markers import find_marker
+from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.outcomes import post, turn_end
+from rooms.records import Change, EscalationDraft, FiringDraft
+from rooms.turns import RunOutcome
+from rooms.workspace import tree_hash
+
+STUCK = ("BLOCKED", "NEEDS_CONTEXT")
+UNMARKED = {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}
+# Detectors whose fingerprint says "the same problem again" after a PROCEED.
+REPEATABLE = ("stagnation", "blocked")
+
+
+async def after_work_turn(
+    task: Task,
+    turn: Turn,
+    run: RunOutcome,
+    room: RoomRef,
+    policy: GroupPolicy,
+    history: History,
+    thresholds: Thresholds,
+    *,
+    now: float,
+    owner: str,
+) -> Change:
+    role = turn.role
+    found = find_marker(run.output, "owner" if role == "owner" else "reviewer")
+    marker = found or UNMARKED[role]
+    tree = await tree_hash(policy.workspace)
+    end = turn_end(turn, run, now, marker=marker, unmarked=found is None, tree=tree)
+    done = turn.model_copy(
+        update={"status": "done", "output": run.output, "marker": marker, "tree": tree}
+    )
+    steps = history.with_turn(done).steps()
+    firing = check(
+        steps,
+        thresholds,
+        turns=len(history.turns),
+        tokens=task.tokens + run.usage.tokens,
+        cost_usd=task.cost_usd + run.usage.cost_usd,
+        started_at=task.created_at,
+        now=now,
+    )
+    change = Change(
+        task.id,
+        now,
+        expect_version=task.version,
+        expect_lease=owner,
+        turn=end,
+        failures="reset",
+        rounds="inc" if role == "reviewer" else None,
+        outbox=[post(room, turn, _labelled(turn, run.output, found))],
+    )
+    if marker == "APPROVED":
+        # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now
+        # would send it back to the owner (waiting_human leads to owner_turn).
+        change.event = "APPROVED"
+    elif firing is not None and firing.detector == "ceiling":
+        change.event = "ceiling"
+        change.escalation = ask(
+            task,
+            room,
+            policy,
+            kind="ceiling",
+            question="the task reached a ceiling. Continue with another budget of the same size?",
+            reason=firing.reason,
+        )
+    elif marker in STUCK or firing is not None:
+        firing = firing or _stuck_firing(role, marker, run.output)
+        instead = _escalation_instead(task, room, policy, history, firing, thresholds)
+        change.event = "ceiling" if instead else (marker if marker in STUCK else "deadlock")
+        change.escalation = instead
+        then = "asking the people here" if instead else "calling the arbiter"
+        note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason}. {then.capitalize()}."
+        change.outbox.append(post(room, turn, note, key="firing", persona="tribunal"))
+    else:
+        change.event = marker
+    if firing is not None:
+        # Stored even when it does not act (an approval wins), so thresholds can be tuned.
+        acted = change.event not in ("APPROVED", "DONE", "CHANGES_REQUESTED")
+        change.firing = FiringDraft(firing, turn.id, acted=acted)
+    return change
+
+
+async def after_finalize(
+    task: Task,
+    turn: Turn,
+    run: RunOutcome,
+    room: RoomRef,
+    policy: GroupPolicy,
+    *,
+    tree_before: str | None,
+    now: float,
+    owner: str,
+) -> Change:
+    tree = await tree_hash(policy.workspace)
+    changed = tree != tree_before
+    found = find_marker(run.output, "owner")
+    change = Change(
+        task.id,
+        now,
+        expect_version=task.version,
+        expect_lease=owner,
+        turn=turn_end(turn, run, now, marker=found, unmarked=found is None, tree=tree),
+        failures="reset",
+        event="changed" if changed else "closed",
+        outbox=[post(room, turn, run.output)],
+    )
+    if changed:
+        note = "The owner changed the work while wrapping up; the reviewer checks it again."
+    else:
+        note = f"✅ Task #{task.id} is done and closed."
+    change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
+    return change
+
+
+def _labelled(turn: Turn, output: str, found: str | None) -> str:
+    if found is None:
+        return f"{output}\n\n(no marker line: counted as {UNMARKED[turn.role]})"
+    return output
+
+
+def _stuck_firing(role: str, marker: str, output: str) -> Firing:
+    """BLOCKED/NEEDS_CONTEXT when no detector put it into words (e.g. a person had just
+    written, which starts the detectors' windows afresh)."""
+    head = " ".join(output.split())[:300]
+    digest = hashlib.sha256(f"{marker}\n{head}".encode()).hexdigest()
+    return Firing(
+        detector="blocked",
+        reason=f"the {role} reported {marker}",
+        fingerprint=digest,
+        extra={"role": role, "marker": marker},
+    )
+
+
+def _escalation_instead(
+    task: Task,
+    room: RoomRef,
+    policy: GroupPolicy,
+    history: History,
+    firing: Firing,
+    t: Thresholds,
+) -> EscalationDraft | None:
+    """The engine's caps (DESIGN §4): when arbitrating again would not help, ask the humans."""
+    if firing.detector in REPEATABLE and firing.fingerprint:
+        for v in history.verdicts:
+            earlier = history.firing(v.firing_id)
+            if (
+                v.ruling.verdict == "PROCEED"
+                and earlier is not None
+                and earlier.firing.detector == firing.detector
+                and earlier.firing.fingerprint == firing.fingerprint
+            ):
+                return ask(
+                    task,
+                    room,
+                    policy,
+                    kind="repeat",
+                    question=(
+                        f"the arbiter ruled PROCEED on this before (turn {v.turn_seq}), and the "
+                        f"same {firing.detector} came back. How should the owner go on?"
+                    ),
+                    reason=firing.reason,
+                )
+    if task.arbitrations >= t.max_arbitrations:
+        return ask(
+            task,
+            room,
+            policy,
+            kind="arbitration_cap",
+            question=(
+                f"the pair is stuck again and the {t.max_arbitrations} arbitrations allowed "
+                "for this task are used. How should the owner go on?"
+            ),
+            reason=firing.reason,
+        )
+    return None

@@ -1,0 +1,50 @@
+"""What `status` prints for a room."""
+
+from __future__ import annotations
+
+from rooms.context import Ctx
+from rooms.model import RoomRef
+
+_LABEL = {
+    "owner_turn": "the owner's turn",
+    "review_turn": "the reviewer's turn",
+    "arbitration": "with the arbiter",
+    "waiting_human": "waiting for a person",
+    "finalize": "approved; the owner is wrapping up",
+    "closed": "closed",
+}
+
+
+async def status_text(ctx: Ctx, room: RoomRef) -> str:
+    store = ctx.store
+    task = await store.open_task_in(room)
+    if task is None:
+        last = await store.latest_task_in(room)
+        tail = f" The last one, #{last.id}, is closed." if last else ""
+        return f"No open task in this room.{tail} Mention me with a task to start one."
+    policy = ctx.policies.for_room(room)
+    limit = policy.thresholds.max_arbitrations if policy else "?"
+    first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
+    if len(first_line) > 120:
+        first_line = first_line[:119] + "…"
+    lines = [
+        f"Task #{task.id}: {_LABEL.get(task.status, task.status)}",
+        f"Task: {first_line}",
+        f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
+        f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
+        f" · cost: ${task.cost_usd:.2f}",
+    ]
+    running = [t for t in await store.turns(task.id) if t.status == "running"]
+    if running:
+        lines.append(f"Now: the {running[-1].role} is working on turn {running[-1].seq}.")
+    escalation = await store.open_escalation(task.id)
+    if escalation is not None:
+        lines.append(
+            f"Waiting for a person: {escalation.question} (escalation #{escalation.id}; "
+            "approve, reject or reply with an answer)"
+        )
+    firings = [f for f in await store.firings(task.id) if f.acted]
+    if firings:
+        last_firing = firings[-1].firing
+        lines.append(f"Last deadlock detector: {last_firing.detector}: {last_firing.reason}")
+    return "\n".join(lines)

@@ -1,0 +1,181 @@
+"""Running one turn through the runner: the spec, the events, the lease kept alive meanwhile.
+
+`run_turn` never raises for a runner's failure: a missing final, an error event, an exception
+from a misbehaving backend or the engine's own wall-clock safety net all come back as a failed
+`RunOutcome` with a code and a reason. It only raises CancelledError, when the turn is cancelled
+(a stop, or the engine shutting down); the caller records the turn as interrupted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from rooms.context import Ctx
+from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.progress import Progress
+from rooms.records import Usage
+from runners.protocol import CRASHED, HARD_TIMEOUT, RunEvent, RunRequest, RunSpec
+
+log = logging.getLogger(__name__)
+# The backend enforces the hard timeout; this margin is only for a backend that fails to.
+SAFETY_MARGIN_S = 60.0
+
+
+@dataclass
+class RunOutcome:
+    output: str = ""
+    structured: dict[str, Any] | None = None
+    got_final: bool = False
+    session_id: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    error_code: str | None = None
+    error: str | None = None
+    lost_lease: bool = False  # another engine took the task over, or it was closed elsewhere
+
+    @property
+    def failed(self) -> bool:
+        return not self.got_final
+
+    def failure(self) -> tuple[str, str]:
+        code = self.error_code or CRASHED
+        return code, self.error or "the runner ended without a final answer"
+
+
+def effective_thresholds(t: Thresholds, grants: int) -> Thresholds:
+    """Each approval of a ceiling escalation grants one more budget of the same size."""
+    if grants <= 0:
+        return t
+    k = 1 + grants
+    return Thresholds(
+        stagnation_repeats=t.stagnation_repeats,
+        repeated_findings_rounds=t.repeated_findings_rounds,
+        findings_similarity=t.findings_similarity,
+        round_cap=t.round_cap,
+        max_arbitrations=t.max_arbitrations,
+        max_turns=t.max_turns * k,
+        max_wall_s=t.max_wall_s * k,
+        max_tokens=t.max_tokens * k,
+        max_cost_usd=t.max_cost_usd * k,
+    )
+
+
+def build_spec(
+    task: Task,
+    turn: Turn,
+    policy: GroupPolicy,
+    *,
+    prompt: str,
+    system_prompt: str,
+    resume: str | None,
+    output_schema: dict[str, Any] | None,
+    budget_left_usd: float | None,
+) -> RunSpec:
+    role = turn.role
+    agent = policy.agent_for(role)
+    request = RunRequest(
+        role=role,
+        prompt=prompt,
+        system_prompt=system_prompt,
+        model=agent.model,
+        resume_session_id=resume,
+        output_schema=output_schema,
+        read_only=role != "owner",
+        max_turns=max(1, policy.max_agent_turns),
+        max_budget_usd=budget_left_usd,
+    )
+    return RunSpec(
+        group=policy.name,
+        agent=agent.agent,
+        request=request,
+        workspace=policy.workspace,
+        # Labels for logs and containers; never credentials (those come from the backend).
+        env={"TRIBUNAL_TASK": str(task.id), "TRIBUNAL_TURN": str(turn.seq)},
+        idle_timeout_s=policy.idle_timeout_s,
+        hard_timeout_s=policy.hard_timeout_s,
+    )
+
+
+async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: int) -> RunOutcome:
+    outcome = RunOutcome()
+    progress = Progress(ctx.platform, room, spec.request.role, seq)
+    work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
+    keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
+    try:
+        await asyncio.wait({work})
+    finally:
+        keeper.cancel()
+        if not work.done():
+            work.cancel()  # we were cancelled: stop the agent (closing its event stream)
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(work, keeper, return_exceptions=True)
+    if outcome.lost_lease:
+        return outcome
+    await progress.finish("failed" if outcome.failed else "finished")
+    return outcome
+
+
+async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progress) -> None:
+    limit = spec.hard_timeout_s + SAFETY_MARGIN_S
+    try:
+        async with asyncio.timeout(limit):
+            events: AsyncIterator[RunEvent] = ctx.runner.run(spec)
+            try:
+                async for event in events:
+                    await _take(event, outcome, progress)
+            finally:
+                aclose = getattr(events, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+    except TimeoutError:
+        outcome.got_final = False
+        outcome.error_code = HARD_TIMEOUT
+        outcome.error = f"the runner did not finish within {limit:.0f} s"
+    except Exception as exc:  # a backend must not raise, but one that does fails the turn only
+        log.exception("runner raised for %s", spec.request.role)
+        outcome.got_final = False
+        outcome.error_code = CRASHED
+        outcome.error = f"the runner raised {type(exc).__name__}: {exc}"
+
+
+async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> None:
+    if event.kind == "final":
+        outcome.output = event.text
+        outcome.structured = event.structured
+        outcome.got_final = True
+    elif event.kind == "usage":
+        u = outcome.usage
+        outcome.usage = Usage(
+            u.input_tokens + event.input_tokens,
+            u.output_tokens + event.output_tokens,
+            u.cost_usd + event.cost_usd,
+        )
+    elif event.kind == "session":
+        outcome.session_id = event.session_id or outcome.session_id
+    elif event.kind == "error":
+        outcome.error_code = event.code or CRASHED
+        outcome.error = event.text or "the runner reported an error"
+    elif event.kind == "progress":
+        await progress.update(event.text)
+    elif event.kind == "tool":
+        await progress.update(f"{event.tool or 'tool'}: {event.text}")
+
+
+async def _keep_lease(ctx: Ctx, task_id: int, work: asyncio.Task[None], o: RunOutcome) -> None:
+    """Renew the lease while the turn runs; if it is lost, stop the turn: someone else owns the
+    task now (or it was closed), and two engines must never run the same task."""
+    while True:
+        await asyncio.sleep(ctx.heartbeat_s)
+        try:
+            held = await ctx.store.renew(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
+        except Exception:
+            log.exception("renewing the lease of task %s failed; trying again", task_id)
+            continue
+        if not held:
+            o.lost_lease = True
+            work.cancel()
+            return

@@ -1,0 +1,200 @@
+"""Runner failures, restarts and an unreliable platform: the task state stays consistent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rooms import turns as turns_module
+from rooms.model import GroupPolicy
+from rooms.store import Store
+from runners.protocol import RunEvent, RunSpec
+from tests.fakes.engine_kit import ROOM, engine_kit
+from tests.fakes.runner import Script, ScriptedRunner, fail, hang
+
+
+async def test_a_crash_fails_the_turn_and_the_same_role_is_retried_once(tmp_path: Path) -> None:
+    script: Script = {
+        "owner": [fail("crashed", "runner exited with status 3"), "DONE\nsecond try", "DONE"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [(t.role, t.status) for t in turns] == [
+            ("owner", "failed"),
+            ("owner", "done"),
+            ("reviewer", "done"),
+            ("owner", "done"),
+        ]
+        assert turns[0].error == "runner exited with status 3"
+        assert any(
+            "owner turn 1 failed (crashed): runner exited with status 3. Retrying once." in t
+            for t in kit.platform.texts()
+        )
+        assert (await kit.task()).status == "closed"
+        assert (await kit.store.task_extras(1))["failures"] == 0
+
+
+async def test_a_hang_reported_by_the_backend_twice_escalates(tmp_path: Path) -> None:
+    idle = "no event for 300 s"
+    script: Script = {
+        "owner": ["DONE\nv1"],
+        "reviewer": [fail("idle_timeout", idle, delay=0.01), fail("idle_timeout", idle)],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "waiting_human"
+        turns = await kit.store.turns(1)
+        assert [(t.role, t.status) for t in turns] == [
+            ("owner", "done"),
+            ("reviewer", "failed"),
+            ("reviewer", "failed"),
+        ]
+        esc = await kit.store.open_escalation(1)
+        assert esc is not None and esc.kind == "failure"
+        assert "reviewer turn 3 failed (idle_timeout): no event for 300 s" in esc.reason
+        # Usage of failed turns still counts.
+        assert task.tokens == 3 * 120
+
+
+async def test_a_runner_that_never_ends_hits_the_engines_safety_net(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turns_module, "SAFETY_MARGIN_S", 0.0)
+    policy = GroupPolicy(name="g", approvers=frozenset({"boss"}), hard_timeout_s=0.2)
+    async with engine_kit(tmp_path, {"owner": [hang(), hang()]}, policy=policy) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [t.status for t in turns] == ["failed", "failed"]
+        assert all(c.cancelled for c in kit.runner.calls)
+        assert (await kit.task()).status == "waiting_human"
+        assert "did not finish within 0 s" in (turns[0].error or "")
+
+
+class RaisingRunner(ScriptedRunner):
+    """A backend that breaks its contract once: it raises instead of yielding an error event."""
+
+    raised = False
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        if not self.raised:
+            self.raised = True
+            yield RunEvent(kind="progress", text="starting")
+            raise ConnectionResetError("engine socket closed")
+        async for event in super().run(spec):
+            yield event
+
+
+async def test_a_runner_that_raises_fails_only_its_turn(tmp_path: Path) -> None:
+    runner = RaisingRunner({"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]})
+    async with engine_kit(tmp_path, runner=runner) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        [first, *_] = await kit.store.turns(1)
+        assert first.status == "failed"
+        assert first.error == "the runner raised ConnectionResetError: engine socket closed"
+        assert (await kit.task()).status == "closed"
+
+
+async def test_a_missing_prompt_override_fails_the_turn_with_a_clear_reason(
+    tmp_path: Path,
+) -> None:
+    missing = str(tmp_path / "nope.md")
+    policy = GroupPolicy(
+        name="g", approvers=frozenset({"boss"}), prompt_overrides={"owner": missing}
+    )
+    async with engine_kit(tmp_path, {}, policy=policy) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [t.status for t in turns] == ["failed", "failed"]
+        assert "the turn could not be started" in (turns[0].error or "")
+        assert "nope.md" in (turns[0].error or "")
+        assert kit.runner.calls == []
+        assert (await kit.task()).status == "waiting_human"
+
+
+async def test_engine_stop_interrupts_the_turn_and_the_next_start_runs_it_again(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "shared.db")
+    async with engine_kit(tmp_path, {"owner": [hang(progress=("thinking",))]}, db=db) as kit:
+        await kit.say("@tribunal build")
+        call = await kit.runner.wait_calls(1)
+        await kit.platform.wait_for(lambda: bool(kit.platform.progress()))
+        await kit.engine.stop()
+        assert call.cancelled
+        [turn] = await kit.store.turns(1)
+        assert turn.status == "interrupted" and "the engine stopped" in (turn.error or "")
+        assert (await kit.task()).status == "owner_turn"
+        assert (await kit.store.task_extras(1))["lease_owner"] is None
+
+    script: Script = {"owner": ["DONE\nagain", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script, db=db) as kit:
+        await kit.settle()
+        assert kit.roles() == ["owner", "reviewer", "owner"]
+        turns = await kit.store.turns(1)
+        assert [t.status for t in turns] == ["interrupted", "done", "done", "done"]
+        assert (await kit.task()).status == "closed"
+
+
+async def test_a_running_turn_left_by_a_dead_engine_is_taken_over_after_its_lease(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "shared.db")
+    # What a process killed in the middle of a turn leaves behind: its lease and a running turn.
+    store = await Store.open(db)
+    task = await store.open_task(ROOM, "g", "build", "alice", time.time())
+    assert task is not None
+    assert await store.claim(task.id, "dead-engine", time.time(), 0.5)
+    assert await store.begin_turn(task, "owner", "dead-engine", time.time()) is not None
+    await store.close()
+
+    script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script, db=db, lease_s=0.5) as kit:
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [t.status for t in turns] == ["interrupted", "done", "done", "done"]
+        assert "runs again" in (turns[0].error or "")
+        assert (await kit.task()).status == "closed"
+        assert any("turn 1 was interrupted; running it again" in t for t in kit.platform.texts())
+        assert kit.roles() == ["owner", "reviewer", "owner"]
+
+
+async def test_an_unreliable_platform_gets_every_message_once_in_order(tmp_path: Path) -> None:
+    script: Script = {"owner": ["DONE\none", "DONE\nthree"], "reviewer": ["APPROVED\ntwo"]}
+    async with engine_kit(tmp_path, script) as kit:
+        kit.platform.fail_next = 3
+        await kit.say("@tribunal build")
+        await kit.settle()
+        texts = kit.platform.texts()
+        assert texts[1:4] == ["DONE\none", "APPROVED\ntwo", "DONE\nthree"]
+        ids = [p.message.outbox_id for p in kit.platform.messages()]
+        assert ids == sorted(ids)
+        assert len(kit.platform.redeliveries()) == 3  # the first message, handed 3 more times
+        rows = await kit.store.outbox()
+        assert all(r.status == "sent" for r in rows)
+        assert rows[0].attempts == 4 and rows[0].last_error is None
+
+
+async def test_a_message_the_platform_always_refuses_is_set_aside_not_lost(
+    tmp_path: Path,
+) -> None:
+    async with engine_kit(tmp_path, {"owner": [hang()]}) as kit:
+        kit.engine.outbox.max_attempts = 3
+        kit.platform.fail_when = lambda m: m.text.startswith("📋")
+        await kit.say("@tribunal build")
+        await kit.say("@tribunal status")
+        await kit.engine.outbox.flush()
+        [dead] = await kit.store.outbox(status="dead")
+        assert dead.text.startswith("📋") and dead.attempts == 3
+        assert "refused this message" in (dead.last_error or "")
+        assert kit.platform.texts()[0].startswith("Task #1")  # the room went on after it
