@@ -178,7 +178,8 @@ class ContainerPool:
             working_dir="/workspace",
             environment={"HOME": c.home},
             volumes=volumes,
-            # mode 1777 rather than uid=: Podman 4.3 rejects uid/gid tmpfs options.
+            # mode 1777 rather than uid=: Podman 4.3 rejects uid/gid tmpfs options. Podman applies
+            # the mode only where the image has no such directory (see the Dockerfile).
             tmpfs={
                 "/tmp": f"rw,size={c.tmp_size},mode=1777",
                 c.home: f"rw,size={c.home_size},mode=1777",
