@@ -191,6 +191,18 @@ class RecordedRequest:
                 outs.append(output if isinstance(output, str) else json.dumps(output))
         return outs
 
+    def function_calls(self) -> list[tuple[str, JSON]]:
+        """The earlier function calls (name, parsed arguments) in the conversation sent back."""
+        calls: list[tuple[str, JSON]] = []
+        for item in self.input_items:
+            if item.get("type") == "function_call":
+                try:
+                    arguments = json.loads(item.get("arguments") or "{}")
+                except ValueError:
+                    arguments = {"_raw": item.get("arguments")}
+                calls.append((str(item.get("name")), arguments))
+        return calls
+
     def tool_output_text(self) -> str:
         return "\n".join(self.tool_outputs())
 
