@@ -1,0 +1,90 @@
+"""Replaying a transcript through the engine's own parsers and detectors (DESIGN §10).
+
+Each turn goes through what the engine would run after it: owner and reviewer turns through
+`markers.find_marker` and then `detectors.check` over the history so far; arbiter turns through
+`verdicts.parse_ruling` and into the history as a ruling; human turns into the history as human
+messages. Rulings and human messages reset what they reset in the detectors. There is no clock
+in a transcript, so the time, token and cost ceilings never fire here; the turn ceiling does
+(every owner, reviewer and arbiter turn counts, as in the engine).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import replace
+
+from pydantic import BaseModel
+
+from rooms.detectors import Step, check
+from rooms.markers import find_marker
+from rooms.model import Thresholds
+from rooms.transcript import Transcript
+from rooms.verdicts import parse_ruling
+
+
+class ReplayRow(BaseModel):
+    turn: int
+    role: str
+    marker: str | None
+    verdict: str | None
+    deadlock: str | None
+
+
+DEFAULT_THRESHOLDS = Thresholds()  # frozen: safe to share as a default
+
+
+def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[ReplayRow]:
+    """One row per turn: its marker or verdict, and the detector that fires after it."""
+    # No clock, no usage in a transcript: those ceilings are switched off, not just fed zeros
+    # (a threshold of 0 would otherwise fire on the zeros).
+    limits = replace(thresholds, max_wall_s=math.inf, max_tokens=sys.maxsize, max_cost_usd=math.inf)
+    steps: list[Step] = []
+    agent_turns = 0
+    rows: list[ReplayRow] = []
+    for index, turn in enumerate(t.turns):
+        marker: str | None = None
+        verdict: str | None = None
+        deadlock: str | None = None
+        if turn.role == "human":
+            steps.append(Step(kind="human", role="human", text=turn.text, marker=None))
+        elif turn.role == "arbiter":
+            agent_turns += 1
+            verdict = parse_ruling(turn.text, None).verdict
+            steps.append(Step(kind="ruling", role="arbiter", text=turn.text, marker=verdict))
+        else:
+            agent_turns += 1
+            # Raw marker, no unmarked default: the row reports what the text says. The
+            # detectors apply the engine's defaults themselves.
+            marker = find_marker(turn.text, turn.role)
+            step = Step(kind="turn", role=turn.role, text=turn.text, marker=marker, tree=turn.tree)
+            steps.append(step)
+            firing = check(
+                steps,
+                limits,
+                turns=agent_turns,
+                tokens=0,
+                cost_usd=0.0,
+                started_at=0.0,
+                now=0.0,
+            )
+            deadlock = firing.detector if firing is not None else None
+        rows.append(
+            ReplayRow(turn=index, role=turn.role, marker=marker, verdict=verdict, deadlock=deadlock)
+        )
+    return rows
+
+
+def format_row(row: ReplayRow) -> str:
+    """The line a person reads for one turn, e.g.
+    `  3  reviewer  CHANGES_REQUESTED  → deadlock: round_cap`."""
+    if row.role == "human":
+        what = "(human message)"
+    elif row.role == "arbiter":
+        what = f"verdict {row.verdict}"
+    else:
+        what = row.marker or "(no marker)"
+    line = f"{row.turn:>3}  {row.role:<8}  {what}"
+    if row.deadlock:
+        line += f"  → deadlock: {row.deadlock}"
+    return line
