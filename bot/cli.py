@@ -125,11 +125,18 @@ def _doctor(args: argparse.Namespace) -> int:
     return run_doctor(args.config, out=sys.stdout)
 
 
+def _add_image(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from container.image import add_image_command  # `tribunal image build|fetch`
+
+    add_image_command(sub)
+
+
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_serve,
     _add_chat,
     _add_replay,
     _add_doctor,
+    _add_image,
 )
 
 

@@ -13,8 +13,8 @@ The fetch steps need the package registries; the build itself does not (unless t
 see the Dockerfile). An image is labelled with a content key (hash of everything that went in),
 and `build_image` returns the existing image when the tag already carries the same key.
 
-CLI: `python -m container.image fetch` (the networked part) and
-`python -m container.image build [--base BASE] [--tag TAG]`.
+CLI: `tribunal image fetch` (the networked part) and `tribunal image build [--base BASE]
+[--tag TAG]`; the same as `python -m container.image fetch|build ...`.
 """
 
 from __future__ import annotations
@@ -245,22 +245,34 @@ def _stream_text(chunks: Iterable[dict[str, Any]]) -> Iterator[str]:
             yield str(text)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m container.image")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("fetch", help="download the wheelhouse and the Codex CLI into the cache")
-    build = sub.add_parser("build", help="build the runner image")
-    build.add_argument("--base", default=DEFAULT_BASE)
-    build.add_argument("--tag", default=DEFAULT_TAG)
-    build.add_argument("--context-dir", default=None)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "fetch":
-            inputs = default_inputs(fetch=True)
-            print(f"wheelhouse {inputs.wheelhouse}\ncodex {inputs.codex}")
-            return 0
-        import docker
+def add_image_command(sub: Any) -> None:
+    """Register `image build` and `image fetch` on an argparse subparsers object (bot/cli.py)."""
+    image = sub.add_parser("image", help="build the runner image (container/Dockerfile)")
+    actions = image.add_subparsers(dest="image_command", metavar="ACTION", required=True)
+    fetch = actions.add_parser("fetch", help="download the wheelhouse and the Codex CLI")
+    fetch.set_defaults(handler=_fetch_command)
+    build = actions.add_parser("build", help="build the runner image on the DOCKER_HOST engine")
+    build.add_argument("--base", default=DEFAULT_BASE, help=f"base image (default {DEFAULT_BASE})")
+    build.add_argument("--tag", default=DEFAULT_TAG, help=f"image tag (default {DEFAULT_TAG})")
+    build.add_argument("--context-dir", default=None, help="keep the build context here")
+    build.set_defaults(handler=_build_command)
 
+
+def _fetch_command(args: argparse.Namespace) -> int:
+    try:
+        inputs = default_inputs(fetch=True)
+    except ImageError as exc:
+        print(f"tribunal image: {exc}", file=sys.stderr)
+        return 1
+    print(f"wheelhouse {inputs.wheelhouse}\ncodex {inputs.codex}")
+    return 0
+
+
+def _build_command(args: argparse.Namespace) -> int:
+    import docker
+    from docker.errors import DockerException
+
+    try:
         client = docker.from_env(timeout=1800)
         image_id = build_image(
             client,
@@ -270,12 +282,19 @@ def main(argv: list[str] | None = None) -> int:
             inputs=default_inputs(fetch=True),
             log=lambda line: print(line, end=""),
         )
-        print(f"built {args.tag} ({image_id})")
-        return 0
-    except ImageError as exc:
+    except (ImageError, DockerException) as exc:
         print(f"tribunal image: {exc}", file=sys.stderr)
         return 1
+    print(f"built {args.tag} ({image_id})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m container")
+    add_image_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(["image", *sys.argv[1:]]))

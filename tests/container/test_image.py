@@ -135,3 +135,13 @@ def test_unusable_base_fails_with_the_build_log(
             docker_client.images.get("localhost/tribunal-broken:test")
     finally:
         docker_client.images.remove(image_id, force=True)
+
+
+def test_cli_build_without_an_engine_fails_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    assert main(["image", "build", "--base", "localhost/none", "--tag", "t:x"]) == 1
+    assert "tribunal image:" in capsys.readouterr().err
