@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from rooms.findings import after_marker, findings, paragraphs, similarity
+from rooms.findings import after_marker, findings, paragraphs, similar
 from rooms.fingerprint import fingerprint, reason_fingerprint
 from rooms.model import Firing, Thresholds
 from rooms.noise import digest, normalize
@@ -204,7 +204,7 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
     latest = recent[-1].findings
     if not latest or any(not r.findings for r in recent):
         return None  # an approval, or a review with nothing we can read as findings
-    if any(similarity(r.findings, latest) < t.findings_similarity for r in recent[:-1]):
+    if not all(similar(r.findings, latest, t.findings_similarity) for r in recent[:-1]):
         return None
     return Firing(
         detector="repeated_findings",

@@ -22,7 +22,9 @@ _HEADING = re.compile(r"^\s*+#")
 # Bounds that keep a pathological output cheap to compare; real findings lists are far smaller.
 MAX_FINDINGS = 200
 MAX_FINDING_CHARS = 1000
-_MAX_COMPARED_WORDS = 2000
+# difflib is quadratic on repetitive text: compare at most this many words of each list (a
+# real findings list is far shorter; beyond it the tail is not compared).
+_MAX_COMPARED_WORDS = 800
 
 
 def after_marker(text: str, role: Role) -> tuple[str, list[str]]:
@@ -87,11 +89,18 @@ def similarity(a: Sequence[str], b: Sequence[str]) -> float:
     reworded in one word still counts as the same finding, and two lists that share nothing
     score near 0. Two empty lists are identical (1.0).
     """
-    words_a = _words(a)
-    words_b = _words(b)
-    if words_a == words_b:
-        return 1.0
-    return SequenceMatcher(None, words_a, words_b, autojunk=False).ratio()
+    return _matcher(a, b).ratio()
+
+
+def similar(a: Sequence[str], b: Sequence[str], threshold: float) -> bool:
+    """similarity(a, b) >= threshold, skipping the costly ratio when a cheap upper bound
+    (shared words regardless of order) already falls short."""
+    matcher = _matcher(a, b)
+    return matcher.quick_ratio() >= threshold and matcher.ratio() >= threshold
+
+
+def _matcher(a: Sequence[str], b: Sequence[str]) -> SequenceMatcher[str]:
+    return SequenceMatcher(None, _words(a), _words(b), autojunk=False)
 
 
 def _words(items: Sequence[str]) -> list[str]:
