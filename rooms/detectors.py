@@ -247,8 +247,10 @@ def _tree_returns(window: Sequence[Step]) -> Firing | None:
 
 def _approval_flips(window: Sequence[Step], rounds: list[Round]) -> Firing | None:
     """The reviewer approved, then asked for changes again, more than once."""
-    if window[-1].role != "reviewer" or rounds[-1].approved:
+    if window[-1].role != "reviewer" or len(rounds) < 2:
         return None
+    if rounds[-1].approved or not rounds[-2].approved:
+        return None  # only the review that withdraws an approval fires, not every one after it
     withdrawals = sum(
         1 for a, b in zip(rounds, rounds[1:], strict=False) if a.approved and not b.approved
     )

@@ -236,6 +236,8 @@ def test_a_reviewer_withdrawing_approval_twice_is_oscillation() -> None:
         reviewer("APPROVED\nfine now", tree="v3"),
         owner("DONE\nv4: dropped the old name again", tree="v4"),
         reviewer("CHANGES_REQUESTED\n- dropping the old name breaks configs", tree="v4"),
+        owner("DONE\nv5: restored the old name", tree="v5"),
+        reviewer("CHANGES_REQUESTED\n- the changelog does not mention it", tree="v5"),
     ]
     results = run(steps)
     assert fired(results) == [(7, "oscillation")]
