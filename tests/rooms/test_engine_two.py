@@ -1,0 +1,153 @@
+"""Two engines (two Store connections) on one database file, started on the same open tasks:
+the leases make every turn run exactly once and every message post once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from pathlib import Path
+
+from rooms.engine import Engine
+from rooms.model import GroupPolicy, Inbound, RoomRef
+from rooms.records import OutboxDraft
+from rooms.store import Store
+from runners.protocol import RunSpec
+from tests.fakes.engine_kit import StaticPolicies
+from tests.fakes.platform import RecordingPlatform
+from tests.fakes.runner import Reply, ScriptedRunner
+
+TASKS = 6
+
+
+def scripted(spec: RunSpec) -> Reply:
+    """The same story for every task, read from the prompt (so a re-run turn says the same):
+    one round of changes, then approval and the wrap-up."""
+    prompt = spec.request.prompt
+    if spec.request.role == "reviewer":
+        text = (
+            "APPROVED" if "handled it" in prompt else "CHANGES_REQUESTED\n- handle the empty input"
+        )
+    elif "Your turn: wrap up" in prompt:
+        text = "DONE\nwrapped up"
+    elif "handle the empty input" in prompt:
+        text = "DONE\nhandled it"
+    else:
+        text = "DONE\nfirst version"
+    return Reply(text=text, delay=0.02)  # long enough for the engines' work to overlap
+
+
+async def _open_tasks(path: str) -> None:
+    setup = await Store.open(path)
+    for n in range(TASKS):
+        room = RoomRef("test", "C1", f"T{n}")
+        draft = OutboxDraft(f"ack:{room.thread}", room, "opened")
+        await setup.open_task(room, "g", f"task {n}", "alice", time.time(), outbox=[draft])
+    await setup.close()
+
+
+async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    await _open_tasks(path)
+
+    policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
+    stores = [await Store.open(path), await Store.open(path)]
+    runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
+    platforms = [RecordingPlatform(), RecordingPlatform()]
+    engines = [
+        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=0.6)
+        for i in range(2)
+    ]
+    try:
+        await asyncio.gather(*(e.start() for e in engines))
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(e.idle() for e in engines))
+
+        calls = [c for r in runners for c in r.calls]
+        per_turn = Counter(c.task_turn for c in calls)
+        assert len(per_turn) == TASKS * 5
+        assert set(per_turn.values()) == {1}, per_turn.most_common(3)
+        for task in [await stores[0].task(n) for n in range(1, TASKS + 1)]:
+            assert task is not None and task.status == "closed"
+            turns = await stores[0].turns(task.id)
+            assert [t.status for t in turns] == ["done"] * 5
+            assert [t.role for t in turns] == ["owner", "reviewer", "owner", "reviewer", "owner"]
+
+        posted = Counter(p.message.outbox_id for pl in platforms for p in pl.messages())
+        rows = await stores[0].outbox()
+        assert set(posted) == {r.id for r in rows}
+        assert set(posted.values()) == {1}  # no message went out through both engines
+        assert all(r.status == "sent" for r in rows)
+    finally:
+        for e in engines:
+            await e.stop()
+        for s in stores:
+            await s.close()
+
+
+async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    await _open_tasks(path)
+    policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
+    stores = [await Store.open(path), await Store.open(path)]
+    runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
+    platforms = [RecordingPlatform(), RecordingPlatform()]
+    engines = [
+        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=0.6)
+        for i in range(2)
+    ]
+    try:
+        await engines[0].start()
+        await runners[0].wait_calls(TASKS + 2)  # E0 holds every task and is mid-way
+        await engines[1].start()  # E1 waits on E0's leases
+        await engines[0].stop()  # running turns are interrupted, leases released
+        async with asyncio.timeout(60):
+            await engines[1].idle()
+
+        calls = [c for r in runners for c in r.calls]
+        per_turn = Counter(c.task_turn for c in calls)
+        assert set(per_turn.values()) == {1}, per_turn.most_common(3)
+        assert runners[1].calls, "E1 took the tasks over"
+        for n in range(1, TASKS + 1):
+            task = await stores[1].task(n)
+            assert task is not None and task.status == "closed"
+            turns = await stores[1].turns(n)
+            ran = {int(seq) for task_id, seq in per_turn if task_id == str(n)}
+            assert ran <= {t.seq for t in turns}
+            # A turn may be begun and interrupted before its run even started: never run twice.
+            assert all(t.status == "interrupted" for t in turns if t.seq not in ran)
+            done = [t.role for t in turns if t.status == "done"]
+            assert done == ["owner", "reviewer", "owner", "reviewer", "owner"]
+            assert {t.status for t in turns} <= {"done", "interrupted"}
+        everything = [t for n in range(1, TASKS + 1) for t in await stores[1].turns(n)]
+        assert any(t.status == "interrupted" for t in everything)
+    finally:
+        for e in engines:
+            await e.stop()
+        for s in stores:
+            await s.close()
+
+
+async def test_one_event_handed_to_both_engines_opens_one_task(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
+    stores = [await Store.open(path), await Store.open(path)]
+    runner = ScriptedRunner({"owner": [Reply(hang=True)]})
+    engines = [
+        Engine(s, runner, RecordingPlatform(), policies, engine_id=f"E{i}", lease_s=0.6)
+        for i, s in enumerate(stores)
+    ]
+    room = RoomRef("test", "C1", "T1")
+    inbound = Inbound(room, "alice", "@tribunal build it", event_id="Ev1", mentions_bot=True)
+    try:
+        await asyncio.gather(*(e.handle(inbound) for e in engines))
+        await runner.wait_calls(1)
+        await asyncio.sleep(0.3)  # give a wrong second driver the time to start a turn
+        assert len(runner.calls) == 1
+        assert len(await stores[0].open_tasks()) == 1
+        assert len(await stores[1].outbox()) == 1  # one acknowledgement
+    finally:
+        for e in engines:
+            await e.stop()
+        for s in stores:
+            await s.close()
