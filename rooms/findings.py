@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rooms.markers import Role, locate_marker, visible_lines
+from rooms.markers import Role, split_at_marker, visible
 from rooms.noise import normalize
 
 # Bullets, "1." / "1)" / "(1)" numbering and "a)" lettering, then the finding itself.
@@ -32,17 +32,8 @@ def after_marker(text: str, role: Role) -> tuple[str, list[str]]:
 
     With no marker line, the rest is empty and every visible line counts.
     """
-    found = locate_marker(text, role)
-    lines = list(visible_lines(text, keep_blank=True))
-    if found is None:
-        return "", lines
-    seen = -1
-    for position, line in enumerate(lines):
-        if line.strip():
-            seen += 1
-            if seen == found.index:
-                return found.rest, lines[position + 1 :]
-    return found.rest, []  # unreachable: the marker was found among these very lines
+    found, _, after = split_at_marker(text, role)
+    return (found.rest if found else ""), list(visible(after, keep_blank=True))
 
 
 def paragraphs(lines: Sequence[str]) -> list[str]:

@@ -9,7 +9,7 @@ punctuation or more text. A word inside prose is never a marker. These functions
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -117,8 +117,13 @@ def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
     Blank lines are dropped unless `keep_blank` (callers that split paragraphs need them); a
     hidden block then reads as one blank line, so it still separates the paragraphs around it.
     """
+    return visible(classify_lines(text), keep_blank=keep_blank)
+
+
+def visible(lines: Iterable[tuple[str, LineKind]], *, keep_blank: bool = False) -> Iterator[str]:
+    """`visible_lines` of lines already classified (e.g. a part of them)."""
     hidden = False
-    for line, kind in classify_lines(text):
+    for line, kind in lines:
         if kind != "text":
             hidden = True
             continue
@@ -188,6 +193,24 @@ def locate_marker(text: str, role: Role) -> MarkerLine | None:
     except Exception:  # a parser of agent output must never take the engine down
         return None
     return None
+
+
+Classified = list[tuple[str, LineKind]]
+
+
+def split_at_marker(text: str, role: Role) -> tuple[MarkerLine | None, Classified, Classified]:
+    """The marker, the classified lines before its line and the ones after it. Without a
+    marker: None, nothing before, every line after."""
+    found = locate_marker(text, role)
+    lines = list(classify_lines(text))
+    if found is not None:
+        seen = -1
+        for position, (line, kind) in enumerate(lines):
+            if kind == "text" and line.strip():
+                seen += 1
+                if seen == found.index:
+                    return found, lines[:position], lines[position + 1 :]
+    return None, [], lines
 
 
 def find_marker(text: str, role: Role) -> str | None:

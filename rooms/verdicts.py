@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from rooms.findings import list_items, paragraphs
-from rooms.markers import VERDICTS, classify_lines, locate_marker
+from rooms.markers import VERDICTS, classify_lines, split_at_marker
 from rooms.model import Ruling
 
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
@@ -150,15 +150,14 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
 
 
 def _from_text(text: str) -> Ruling:
-    found = locate_marker(text, "arbiter")
-    if found is None:
+    verdict, lines = _body_lines(text)
+    if verdict is None:
         return unreadable(text)
-    lines = _body_lines(text, found.index, found.rest)
     sections = _sections(lines)
     body = sections.get("", [])
     reasons = _join([*body, "", *sections.get("reasons", [])])
     ruling: dict[str, Any] = {
-        "verdict": found.marker,
+        "verdict": verdict,
         "reasons": reasons,
         "dissent": _join(sections.get("dissent", [])),
     }
@@ -170,11 +169,11 @@ def _from_text(text: str) -> Ruling:
     else:  # no section: the labels the arbiter mentions in its visible text
         refs = _REFERENCE.findall("\n".join(line for line, is_code in lines if not is_code))
     ruling["references_cited"] = list(dict.fromkeys(ref for ref in refs if ref))
-    if found.marker == "REVISE":
+    if verdict == "REVISE":
         ruling["conditions"] = _items(sections.get("conditions"), body)
-    elif found.marker == "RESET":
+    elif verdict == "RESET":
         ruling["new_direction"] = _join(sections.get("new_direction", [])) or reasons
-    elif found.marker == "ESCALATE":
+    elif verdict == "ESCALATE":
         ruling["question"] = _join(sections.get("question", [])) or _question(body)
         ruling["options"] = _items(sections.get("options"), body)
     return Ruling(**ruling)
@@ -188,22 +187,15 @@ def _items(section: list[str] | None, body: list[str]) -> list[str]:
     return list_items(body)
 
 
-def _body_lines(text: str, verdict_index: int, rest: str) -> list[tuple[str, bool]]:
-    """The output without `<internal>` blocks and with the verdict line cut down to the text
-    after the verdict; each line with whether it is fenced code (labels are not read there)."""
-    lines: list[tuple[str, bool]] = []
-    seen = -1
-    for line, kind in classify_lines(text):
-        if kind == "internal":
-            continue
-        if kind == "text" and line.strip():
-            seen += 1
-            if seen == verdict_index:
-                if rest:
-                    lines.append((rest, False))
-                continue
-        lines.append((line, kind == "code"))
-    return lines
+def _body_lines(text: str) -> tuple[str | None, list[tuple[str, bool]]]:
+    """The verdict, and the output without `<internal>` blocks and with the verdict line cut
+    down to the text after the verdict; each line with whether it is fenced code (labels are
+    not read there)."""
+    found, before, after = split_at_marker(text, "arbiter")
+    if found is None:
+        return None, []
+    lines = [*before, (found.rest, "text"), *after]
+    return found.marker, [(line, kind == "code") for line, kind in lines if kind != "internal"]
 
 
 def _sections(lines: list[tuple[str, bool]]) -> dict[str, list[str]]:
