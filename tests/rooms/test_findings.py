@@ -1,0 +1,99 @@
+"""Reading the reviewer's findings, masking run-to-run noise, and round fingerprints: the parts
+the content detectors compare (DESIGN §4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rooms.detectors import findings, fingerprint
+from rooms.findings import similarity
+from rooms.noise import normalize
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("CHANGES_REQUESTED\n- a\n- b", ["a", "b"]),
+        ("CHANGES_REQUESTED\n1. first\n2) second\n(3) third", ["first", "second", "third"]),
+        ("CHANGES_REQUESTED\n* one\n  continued here\n* two", ["one continued here", "two"]),
+        ("CHANGES_REQUESTED\n- [ ] open item\n- [x] done item", ["open item", "done item"]),
+        (
+            "CHANGES_REQUESTED — the parser is wrong\n\nIt drops lines.\nAlways.",
+            ["the parser is wrong", "It drops lines. Always."],
+        ),
+        ("## Findings\n\n- a\n\n```\n- not a finding, code\n```", ["a"]),
+        ("CHANGES_REQUESTED\n<internal>- private</internal>\n- public", ["public"]),
+        (
+            "plain prose with no marker\n\nsecond paragraph",
+            ["plain prose with no marker", "second paragraph"],
+        ),
+        ("CHANGES_REQUESTED", []),
+        ("", []),
+    ],
+)
+def test_findings_are_list_items_else_paragraphs(text: str, expected: list[str]) -> None:
+    assert findings(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("done at 2024-05-01T10:11:12Z", "done at 2025-01-09T00:00:01+02:00"),
+        ("wrote /tmp/pytest-of-root/pytest-3/test_a0/out.txt", "wrote /tmp/tmpab12cd/out.txt"),
+        ("took 1.23s", "took 870ms"),
+        (
+            "session 123e4567-e89b-12d3-a456-426614174000",
+            "session 00000000-0000-0000-0000-000000000000",
+        ),
+        ("commit a1b2c3d4e5", "commit 99ff00aa11"),
+        ("listening on port 54321, pid 8812", "listening on port 40001, pid 40177"),
+        ("tool toolu_01ABCdef234GHIjkl", "tool toolu_09ZZZyyy999XXXwww"),
+        ("\x1b[31mFAILED\x1b[0m  test_x", "failed test_x"),
+    ],
+)
+def test_noise_is_masked(a: str, b: str) -> None:
+    assert normalize(a) == normalize(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("3 failed, 10 passed", "1 failed, 12 passed"),  # progress shows in small numbers
+        ("the facade is wrong", "the decade is wrong"),  # words made of hex letters survive
+        ("parser.py line 12", "parser.py line 40"),
+    ],
+)
+def test_signal_is_kept(a: str, b: str) -> None:
+    assert normalize(a) != normalize(b)
+
+
+def test_fingerprint_covers_every_part_of_a_round() -> None:
+    base = fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base == fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- b\n- a", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint(
+        "DONE\ny", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- c", ["DONE", "CHANGES_REQUESTED"], "t1"
+    )
+    assert base != fingerprint("DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "BLOCKED"], "t1")
+    assert base != fingerprint(
+        "DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t2"
+    )
+    assert len(base) == 64 and int(base, 16) >= 0
+
+
+def test_similarity_ignores_order_and_scores_unrelated_lists_low() -> None:
+    assert similarity(["a b c", "d e f"], ["d e f", "a b c"]) == 1.0
+    assert (
+        similarity(
+            ["parser.py drops the last line when the input lacks a trailing newline"],
+            ["the CLI exits 0 when the config file is missing; it must exit 2"],
+        )
+        < 0.5
+    )
+    assert similarity([], []) == 1.0
