@@ -10,8 +10,8 @@ Implements the rooms `Runner` port structurally. Per turn:
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
 Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
-list (`SLACK_*`, `DISCORD_*`, `TRIBUNAL_*`, `DOCKER_*`, `*_BOT_TOKEN`, `*_APP_TOKEN`,
-`*_SIGNING_SECRET`): platform tokens never enter a container. The container itself gets HOME.
+list (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, `*_APP_TOKEN`, `*_SIGNING_SECRET`):
+platform tokens never enter a container. The container itself gets HOME.
 
 Supervision follows the same rules as the LocalBackend (container/local.py), on the shared
 helpers of container/limits.py: exactly one terminal event per turn; blank lines ignored, a line
@@ -53,14 +53,16 @@ from runners.protocol import (
 
 log = logging.getLogger(__name__)
 
-DENIED_ENV = (
-    "SLACK_*", "DISCORD_*", "TRIBUNAL_*", "DOCKER_*", "*_BOT_TOKEN", "*_APP_TOKEN",
-    "*_SIGNING_SECRET",
-)  # fmt: skip
+# Never in a container: chat platform credentials (by prefix and by the usual suffixes, so a
+# renamed or future platform's token is caught too) and the engine's own address.
+DENIED_ENV = ("SLACK_*", "DISCORD_*", "DOCKER_*", "*_BOT_TOKEN", "*_APP_TOKEN", "*_SIGNING_SECRET")
 DEFAULT_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
     "DISABLE_AUTOUPDATER": "1",
+    # The container is the sandbox (read-only mounts, no capabilities); Codex's own bubblewrap
+    # sandbox cannot run in it (runners/codex.py).
+    "TRIBUNAL_CODEX_SANDBOX": "external",
 }
 RUNNER_COMMAND = ("python3", "-P", "-m", "runners")
 TERMINAL = ("final", "error")

@@ -87,7 +87,11 @@ async def make_backend(docker_client: Any, runner_image: str) -> AsyncIterator[M
     instances: set[str] = set()
 
     def make(
-        *, instance: str | None = None, command: tuple[str, ...] = FAKE_RUNNER, **config: Any
+        *,
+        instance: str | None = None,
+        command: tuple[str, ...] = FAKE_RUNNER,
+        env: dict[str, str] | None = None,
+        **config: Any,
     ) -> DockerBackend:
         instance = instance or f"test-{uuid.uuid4().hex[:10]}"
         instances.add(instance)
@@ -99,7 +103,7 @@ async def make_backend(docker_client: Any, runner_image: str) -> AsyncIterator[M
             "extra_mounts": {str(PROGRAMS): "/opt/test-runners"},
             **config,
         }
-        backend = DockerBackend(docker_client, DockerConfig(**settings), command=command)
+        backend = DockerBackend(docker_client, DockerConfig(**settings), command=command, env=env)
         made.append(backend)
         return backend
 

@@ -77,12 +77,12 @@ async def test_platform_tokens_never_enter_a_container(
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)  # in the bot's own environment...
     backend = make_backend()
-    run_env = {**secrets, "ANTHROPIC_API_KEY": "sk-ant-model-key", "TRIBUNAL_DB": "/x.db"}
+    run_env = {**secrets, "ANTHROPIC_API_KEY": "sk-ant-model-key", "DOCKER_HOST": "unix:///x"}
     events = await collect(backend, spec("env", env=run_env))  # ...and offered to the run
     [final] = [e for e in events if e.kind == "final"]
     seen = final.structured or {}
     assert seen["ANTHROPIC_API_KEY"] == "sk-ant-model-key"  # model credentials do pass
-    assert not set(secrets) & set(seen) and "TRIBUNAL_DB" not in seen
+    assert not set(secrets) & set(seen) and "DOCKER_HOST" not in seen
 
     [container] = backend.pool.listed()
     container = docker_client.containers.get(container.id)
