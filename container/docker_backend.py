@@ -83,6 +83,15 @@ def exec_env(*layers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     return env, refused
 
 
+def connect(docker_host: str | None = None, timeout: int = 120) -> Any:
+    """A docker.DockerClient for `docker_host` (e.g. Settings.docker_host), else DOCKER_HOST."""
+    import docker
+
+    if docker_host:
+        return docker.DockerClient(base_url=docker_host, timeout=timeout)
+    return docker.from_env(timeout=timeout)
+
+
 class _Failure(Exception):
     def __init__(self, code: str, text: str) -> None:
         super().__init__(text)

@@ -79,6 +79,9 @@ class ExecSession:
         exec_id = created["Id"]
         raw = api.exec_start(exec_id, socket=True)
         sock = getattr(raw, "_sock", raw)  # SocketIO wrapper on unix sockets
+        # The socket inherits the client's request timeout; a runner may rightly be silent for
+        # longer (the idle timeout is ours to enforce), and a timeout would read as EOF.
+        sock.settimeout(None)
         return cls(api, container_id, exec_id, sock)
 
     def pump(self, request: bytes, loop: asyncio.AbstractEventLoop) -> asyncio.Queue[Chunk]:

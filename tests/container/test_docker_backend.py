@@ -134,6 +134,16 @@ async def test_events_reset_the_idle_timer_until_the_hard_timeout(
     assert finals(done) == ["slow done"]
 
 
+async def test_silence_longer_than_the_client_timeout_is_not_an_end(
+    make_backend: MakeBackend, docker_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The docker client's request timeout (here 1 s) must not cut a quiet runner short: only
+    # the idle timeout (10 s) may.
+    monkeypatch.setattr(docker_client.api, "timeout", 1)
+    events = await collect(make_backend(), spec("slow 1 2.5", idle_timeout_s=10))
+    assert finals(events) == ["slow done"]
+
+
 async def test_output_flood_is_capped(make_backend: MakeBackend, docker_client: Any) -> None:
     backend = make_backend()
     events = await collect(backend, spec("flood", max_output_bytes=200_000))
