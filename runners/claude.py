@@ -30,10 +30,12 @@ How the CLI is configured, and why:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
-from typing import Any
+from collections.abc import AsyncGenerator
+from typing import Any, cast
 
 from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKError, query
 
@@ -111,9 +113,16 @@ async def run_turn(request: RunRequest, out: EventWriter) -> None:
     translator = Translator(wants_structured=request.output_schema is not None)
     out.emit(RunEvent(kind="progress", text=f"claude: starting the {request.role} turn"))
     try:
-        async for message in query(prompt=request.prompt, options=options):
-            for event in translator.translate(message):
-                out.emit(event)
+        stream = cast(AsyncGenerator[object, None], query(prompt=request.prompt, options=options))
+        async with contextlib.aclosing(stream) as messages:
+            async for message in messages:
+                for event in translator.translate(message):
+                    out.emit(event)
+                if out.terminal is not None:
+                    # One result ends the turn. Claude Code would otherwise stay up while a
+                    # `run_in_background` job runs (to start a new turn when it finishes);
+                    # closing the query stops the CLI, and run_main kills the job.
+                    break
     except ClaudeSDKError as exc:
         # The CLI exits 1 after an error result (turn cap, API error) and the SDK raises for it;
         # the result already said why, so that exit is not a second failure.

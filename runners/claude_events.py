@@ -97,7 +97,12 @@ def failure_text(result: ResultMessage) -> str:
         "error_max_budget_usd": "the agent hit its budget cap",
         "error_during_execution": "Claude Code failed while running the turn",
     }
-    parts = [f"{result.subtype}: {reasons.get(result.subtype, 'the agent reported an error')}"]
+    if result.subtype in reasons:
+        parts = [f"{result.subtype}: {reasons[result.subtype]}"]
+    elif result.subtype == "success":  # is_error on a "success": the API call failed
+        parts = ["the turn failed"]
+    else:
+        parts = [f"{result.subtype}: the agent reported an error"]
     if result.api_error_status is not None:
         parts.append(f"API error status {result.api_error_status}")
     if result.errors:

@@ -21,7 +21,8 @@ the request and still has replies left answers it; when none does, the default r
         fake.assert_all_consumed()
 
 Replies: `text(...)`, `tool_use(name, input)` (several tools in one reply: `tool_uses(...)`),
-`structured(obj)` (see below), `api_error(status, ...)`; each takes `usage=Usage(...)`.
+`structured(obj)` (see below), `api_error(status, ...)`; each takes `usage=Usage(...)`; a slow
+model is `slow(reply, seconds)`.
 Matchers: `system_contains`, `prompt_contains` (any user text), `has_tool_result`,
 `tool_offered`, `nth_call` (0-based, over all /v1/messages calls), `any_request`; combine them
 with `&`, `|` and `~`. A script with `repeat_last=True` keeps answering with its last reply.
@@ -48,9 +49,11 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
 
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 
@@ -78,6 +81,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     status: int = 200
     error_type: str = ""
+    delay_s: float = 0.0  # wait this long before answering (cut short when the fake stops)
     # Set by `structured()`: for a request without the StructuredOutput tool (the anthropic SDK
     # with output_config), the object is sent as JSON text instead.
     structured: dict[str, Any] | None = None
@@ -114,6 +118,11 @@ def api_error(
 ) -> Reply:
     """An HTTP error. Clients retry 408/409/429/5xx with backoff; 400/401/403/404 fail fast."""
     return Reply(status=status, error_type=error_type, blocks=({"type": "text", "text": message},))
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    """The same reply, sent after `seconds` (for timeouts and cancellation)."""
+    return replace(reply, delay_s=seconds)
 
 
 # ---------------------------------------------------------------------------- requests
@@ -259,6 +268,7 @@ class FakeMessagesAPI:
         self.answered: list[tuple[RecordedRequest, Reply]] = []  # /v1/messages calls only
         self._scripts: list[Script] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -314,6 +324,7 @@ class FakeMessagesAPI:
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": key}
 
     def start(self) -> FakeMessagesAPI:
+        self._stopping.clear()
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -324,6 +335,7 @@ class FakeMessagesAPI:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -455,6 +467,8 @@ class _Handler(BaseHTTPRequestHandler):
         if route != "/v1/messages":
             return self._error(404, "not_found_error", f"no POST {route}")
         reply = self.fake._choose(request)
+        if reply.delay_s and self.fake._stopping.wait(reply.delay_s):
+            return  # stopping: drop the connection unanswered
         if reply.status != 200:
             return self._error(reply.status, reply.error_type, reply.blocks[0]["text"])
         message = message_json(reply, str(body.get("model", "claude-fake")), request)
@@ -469,3 +483,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+@pytest.fixture
+def fake_messages_api() -> Iterator[FakeMessagesAPI]:
+    """A started fake with the default reply; import this name into a test module to use it."""
+    with FakeMessagesAPI() as fake:
+        yield fake

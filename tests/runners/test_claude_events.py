@@ -113,7 +113,10 @@ def result(**overrides: Any) -> ResultMessage:
         ({"subtype": "error_max_turns", "is_error": True}, "turn cap after 3 turns"),
         ({"subtype": "error_max_budget_usd", "is_error": True}, "budget cap"),
         ({"subtype": "error_during_execution", "is_error": True}, "failed while running"),
-        ({"is_error": True, "api_error_status": 529, "result": "Overloaded"}, "status 529"),
+        (
+            {"is_error": True, "api_error_status": 529, "result": "Overloaded"},
+            "the turn failed — API error status 529 — Overloaded",
+        ),
         ({"subtype": "error_new_kind", "is_error": True}, "error_new_kind: the agent reported"),
         ({"subtype": "error_during_execution", "errors": ["disk full"]}, "disk full"),
     ],

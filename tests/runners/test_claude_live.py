@@ -1,0 +1,301 @@
+"""The real Claude Code binary (bundled in the claude-agent-sdk wheel), driven by the real
+`python -m runners claude` through the real LocalBackend, against the scripted fake Messages API
+on loopback. Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from container.local import LocalBackend
+from runners.protocol import AGENT, IDLE_TIMEOUT, RunEvent, RunRequest, RunSpec
+from tests.fakes.claude_cli import claude_marks
+from tests.fakes.messages_api import (
+    FakeMessagesAPI,
+    Usage,
+    api_error,
+    has_tool_result,
+    prompt_contains,
+    slow,
+    structured,
+    system_contains,
+    text,
+    tool_use,
+)
+
+pytestmark = [*claude_marks, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def fake() -> Any:
+    with FakeMessagesAPI(default=text("DONE\n(default reply)")) as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A small git repository with one committed file."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "greet.py").write_text('print("hello")\n')
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "add", "."],
+        ["-c", "user.email=t@example.invalid", "-c", "user.name=t", "commit", "-qm", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=ws, check=True)
+    return ws
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def run_spec(fake: FakeMessagesAPI, workspace: Path, home: Path, **request: Any) -> RunSpec:
+    env = {**fake.env(), "HOME": str(home), **request.pop("env", {})}
+    fields: dict[str, Any] = {"role": "owner", "prompt": "Change the greeting.", "max_turns": 6}
+    fields.update(request)
+    return RunSpec(
+        group="g",
+        agent="claude",
+        request=RunRequest(**fields),
+        workspace=str(workspace),
+        env=env,
+        idle_timeout_s=60,
+        hard_timeout_s=120,
+    )
+
+
+async def collect(spec: RunSpec, backend: LocalBackend | None = None) -> list[RunEvent]:
+    return [event async for event in (backend or LocalBackend()).run(spec)]
+
+
+def only(events: list[RunEvent], kind: str) -> list[RunEvent]:
+    return [e for e in events if e.kind == kind]
+
+
+async def test_owner_edits_a_file_through_tool_use(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    target = workspace / "greet.py"
+    owner = system_contains("ROLE: OWNER")
+    fake.script(
+        owner,
+        [
+            tool_use(
+                "Edit",
+                {"file_path": str(target), "old_string": "hello", "new_string": "hello, world"},
+                say="I will edit greet.py.",
+                usage=Usage(input_tokens=300, output_tokens=30, cache_read_input_tokens=1000),
+            ),
+            tool_use("Bash", {"command": "git diff --stat", "description": "show the change"}),
+            text("DONE\nThe greeting now says hello, world.", usage=Usage(400, 50)),
+        ],
+    )
+    spec = run_spec(fake, workspace, home, system_prompt="ROLE: OWNER", read_only=False)
+    events = await collect(spec)
+
+    assert target.read_text() == 'print("hello, world")\n'
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True
+    )
+    assert status.stdout.strip() == "M greet.py"
+    # Bash ran in the workspace: its output went back to the model
+    assert "greet.py | 2 +-" in fake.calls[2].tool_result_text()
+    fake.assert_all_consumed()
+
+    kinds = [e.kind for e in events]
+    assert kinds[-1] == "final" and kinds.count("final") == 1 and "error" not in kinds
+    assert kinds.index("session") < kinds.index("tool")  # announced as soon as known
+    (session,) = only(events, "session")
+    assert session.session_id and len(session.session_id) == 36
+    assert [(e.tool, e.text) for e in only(events, "tool")] == [
+        ("Edit", str(target)),
+        ("Bash", "git diff --stat"),
+    ]
+    assert "I will edit greet.py." in [e.text for e in only(events, "progress")]
+    (usage,) = only(events, "usage")
+    assert usage.input_tokens == 300 + 1000 + 100 + 400  # cache reads count as input
+    assert usage.output_tokens == 30 + 20 + 50
+    assert usage.cost_usd > 0
+    assert events[-1].text == "DONE\nThe greeting now says hello, world."
+
+    # the role prompt was added to Claude Code's own system prompt, not in place of it
+    assert "ROLE: OWNER" in fake.calls[0].system
+    assert len(fake.calls[0].system) > 1000
+    assert {"Write", "Edit", "Bash"} <= set(fake.calls[0].tool_names)
+
+
+async def test_reviewer_gets_no_writing_tools(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    created = workspace / "sneaky.txt"
+    fake.script(
+        ~has_tool_result(),
+        [tool_use("Write", {"file_path": str(created), "content": "reviewer was here"})],
+    )
+    fake.script(
+        has_tool_result(),
+        [
+            tool_use(
+                "Edit",
+                {"file_path": str(workspace / "greet.py"), "old_string": "h", "new_string": "j"},
+            ),
+            text("CHANGES_REQUESTED\nadd a test"),
+        ],
+    )
+    spec = run_spec(fake, workspace, home, role="reviewer", read_only=True)
+    events = await collect(spec)
+
+    offered = set(fake.calls[0].tool_names)
+    assert not offered & {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+    assert {"Read", "Bash"} <= offered
+    assert "No such tool available: Write" in fake.calls[1].tool_result_text()
+    assert "No such tool available: Edit" in fake.calls[2].tool_result_text()
+    assert not created.exists()
+    assert (workspace / "greet.py").read_text() == 'print("hello")\n'
+    assert [e.text.split(":")[0] for e in only(events, "progress")][-3:-1] == [
+        "Write failed",
+        "Edit failed",
+    ]
+    assert events[-1].kind == "final" and events[-1].text.startswith("CHANGES_REQUESTED")
+
+
+async def test_resume_continues_the_same_conversation(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    fake.script(prompt_contains("first question"), [text("DONE\nanswer one")])
+    fake.script(prompt_contains("second question"), [text("DONE\nanswer two")])
+    first = await collect(run_spec(fake, workspace, home, prompt="first question"))
+    (session,) = only(first, "session")
+    second = await collect(
+        run_spec(
+            fake, workspace, home, prompt="second question", resume_session_id=session.session_id
+        )
+    )
+    assert second[-1].kind == "final" and second[-1].text == "DONE\nanswer two"
+    assert [e.session_id for e in only(second, "session")] == [session.session_id]
+    # the model saw the first exchange again: the history came from the stored session
+    resumed = fake.calls[-1]
+    assert any("first question" in t for t in resumed.user_texts())
+    assert any(
+        m["role"] == "assistant" and "answer one" in str(m["content"]) for m in resumed.messages
+    )
+
+
+async def test_structured_output_for_a_schema(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": ["PROCEED", "REVISE"]}},
+        "required": ["verdict"],
+        "additionalProperties": False,
+    }
+    fake.script(system_contains("ARBITER"), [structured({"verdict": "REVISE"})])
+    spec = run_spec(
+        fake, workspace, home, role="arbiter", system_prompt="ARBITER", output_schema=schema
+    )
+    events = await collect(spec)
+    assert events[-1].kind == "final"
+    assert events[-1].structured == {"verdict": "REVISE"}
+    (offered,) = [t for t in fake.calls[0].tools if t["name"] == "StructuredOutput"]
+    assert offered["input_schema"] == schema
+    assert (
+        "output_config" not in fake.calls[0].body
+        or "format" not in (fake.calls[0].body["output_config"])
+    )
+
+
+async def test_turn_cap_is_the_agents_error_not_a_crash(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    fake.script(has_tool_result() | ~has_tool_result(), [tool_use("Bash", {"command": "true"})])
+    events = await collect(run_spec(fake, workspace, home, max_turns=1))
+    assert [e.kind for e in events][-2:] == ["usage", "error"]
+    assert events[-1].code == AGENT and "error_max_turns" in events[-1].text
+
+
+async def test_api_error_is_reported_with_its_status(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    # Claude Code 2.1.332 retries even a 400 (6 attempts seen, within ~2 s) before giving up.
+    fake.script(
+        system_contains(""), [api_error(400, "this request is malformed")], repeat_last=True
+    )
+    events = await collect(run_spec(fake, workspace, home))
+    assert events[-1].kind == "error" and events[-1].code == AGENT
+    assert events[-1].text.startswith("the turn failed — API error status 400")
+    assert "this request is malformed" in events[-1].text
+
+
+# Claude Code refuses `sleep N` ("Blocked: sleep 300 followed by…"), so the job is a `tail -f`.
+# `&` escapes into its own session (Claude Code starts each command in a new one); with
+# `run_in_background` Claude Code itself keeps the job and would stay up after its result.
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"command": "tail -f /dev/null >/dev/null 2>&1 & echo $! > {pidfile}"},
+        {"command": "echo $$ > {pidfile}; exec tail -f /dev/null", "run_in_background": True},
+    ],
+    ids=["ampersand", "run_in_background"],
+)
+async def test_background_jobs_of_the_agent_end_with_the_turn(
+    fake: FakeMessagesAPI, workspace: Path, home: Path, tmp_path: Path, call: dict[str, Any]
+) -> None:
+    pidfile = tmp_path / "bg.pid"
+    call = {**call, "command": call["command"].format(pidfile=pidfile)}
+    fake.script(~has_tool_result(), [tool_use("Bash", call)])
+    spec = run_spec(fake, workspace, home, read_only=False).model_copy(
+        update={"idle_timeout_s": 20.0}
+    )
+    events = await collect(spec)
+    assert [e.kind for e in events][-2:] == ["usage", "final"]
+    pid = int(pidfile.read_text())
+    assert not _running(pid), "the agent's background job outlived the turn"
+
+
+async def test_idle_timeout_stops_runner_and_claude_code(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    marker = f"TRIBUNAL_TEST_{uuid.uuid4().hex}"
+    fake.script(system_contains(""), [slow(text("too late"), 60)])
+    spec = run_spec(fake, workspace, home, env={marker: "1"}).model_copy(
+        update={"idle_timeout_s": 3.0}
+    )
+    events = await collect(spec, LocalBackend(kill_grace_s=2.0))
+    assert events[-1].code == IDLE_TIMEOUT
+    assert fake.calls, "Claude Code had asked the model before the timeout"
+    assert _processes_with_env(marker) == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def _processes_with_env(marker: str) -> list[int]:
+    """Living processes whose environment has `marker` (the runner and its Claude Code)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if f"{marker}=".encode() in environ and _running(int(entry)):
+            found.append(int(entry))
+    return found
