@@ -12,11 +12,19 @@ How the request becomes a Codex invocation, and why:
 - The system prompt becomes `developer_instructions` (`-c`): Codex sends it as a developer message
   after its own base instructions, which keep their tool-use guidance. A system prompt too large
   for one argument is put in front of the prompt instead.
-- Sandbox: by default Codex's own sandbox does the job, `sandbox_mode = "read-only"` for a
-  read-only request and `"workspace-write"` otherwise (checked: a write is refused with
-  "Read-only file system" in read-only mode). `TRIBUNAL_CODEX_SANDBOX=external` says that the
-  caller already isolates the turn (our container: read-only mount for reviewers) and passes
-  `--dangerously-bypass-approvals-and-sandbox`, for engines where Codex cannot set up its own.
+- Sandbox (TRIBUNAL_CODEX_SANDBOX): `codex` (the default) uses Codex's own sandbox,
+  `sandbox_mode = "read-only"` for a read-only request and `"workspace-write"` otherwise (its
+  commands also get a read-only `.git`, checked, and by Codex's account no network);
+  `external` passes `--dangerously-bypass-approvals-and-sandbox` because something else
+  isolates the turn: our runner container, which should set it (the container is the sandbox by
+  design: reviewers get a read-only mount, all capabilities dropped). Why not Codex's sandbox
+  there: on Linux it is bubblewrap, which needs a `bwrap` on PATH or `codex-resources/bwrap`
+  beside the binary, and user namespaces, which an engine's seccomp profile may forbid. Without
+  them every command fails ("bubblewrap is unavailable", exit 101) while the turn still ends as
+  a success, having done nothing. Checked in Podman 4.3 (uid 1000, cap_drop ALL,
+  no-new-privileges): with the bundled bwrap mounted Codex's sandbox worked, without it only
+  `external` did. Not detected automatically: a development machine may itself be a container
+  (/.dockerenv) that is not ours.
 - Model provider: Codex 0.171 ignores `OPENAI_BASE_URL`. When `TRIBUNAL_CODEX_BASE_URL` or
   `OPENAI_BASE_URL` is set, the runner defines a custom provider with `-c` overrides
   (`model_providers.tribunal`: base_url, env_key, wire_api "responses", no websockets), which
@@ -27,7 +35,6 @@ How the request becomes a Codex invocation, and why:
   OPENAI_API_KEY when only that is set).
 - `CODEX_HOME` (sessions, needed to resume): the caller's, else `~/.codex` when it can be
   created, else a temporary folder (then a later resume will not find the thread).
-
 - An unreachable model API: Codex retries forever ("Reconnecting... waiting for network"); the
   runner ends the turn with an error after TRIBUNAL_CODEX_UNREACHABLE_S seconds (default 120).
 
@@ -137,7 +144,7 @@ def provider_overrides(env: Mapping[str, str]) -> tuple[list[str], dict[str, str
 
 
 def sandbox_arguments(request: RunRequest, env: Mapping[str, str]) -> list[str]:
-    mode = env.get("TRIBUNAL_CODEX_SANDBOX", "codex")
+    mode = env.get("TRIBUNAL_CODEX_SANDBOX") or "codex"
     if mode == "external":
         return ["--dangerously-bypass-approvals-and-sandbox"]
     if mode != "codex":
