@@ -436,17 +436,30 @@ def sse_events(response: JSON, failure: str = "") -> Iterator[tuple[str, JSON]]:
         yield "response.output_item.added", added
         if item["type"] == "message":
             for part_index, part in enumerate(item["content"]):
-                delta = {
-                    "type": "response.output_text.delta",
-                    "item_id": item["id"],
-                    "output_index": index,
-                    "content_index": part_index,
-                    "delta": part["text"],
-                }
-                yield "response.output_text.delta", delta
+                yield from _text_part_events(item["id"], index, part_index, part)
         done = {"type": "response.output_item.done", "output_index": index, "item": item}
         yield "response.output_item.done", done
     yield "response.completed", {"type": "response.completed", "response": response}
+
+
+def _text_part_events(
+    item_id: str, index: int, part_index: int, part: JSON
+) -> Iterator[tuple[str, JSON]]:
+    """One output_text part as the API streams it: part added, text delta(s), done."""
+    where = {"item_id": item_id, "output_index": index, "content_index": part_index}
+    empty = {**part, "text": ""}
+    yield (
+        "response.content_part.added",
+        {"type": "response.content_part.added", **where, "part": empty},
+    )
+    delta = {"type": "response.output_text.delta", **where, "delta": part["text"], "logprobs": []}
+    yield "response.output_text.delta", delta
+    done = {"type": "response.output_text.done", **where, "text": part["text"], "logprobs": []}
+    yield "response.output_text.done", done
+    yield (
+        "response.content_part.done",
+        {"type": "response.content_part.done", **where, "part": part},
+    )
 
 
 class _Handler(BaseHTTPRequestHandler):
