@@ -20,6 +20,7 @@ CLI: `tribunal image fetch` (the networked part) and `tribunal image build [--ba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -211,13 +212,14 @@ def build_image(
         base_id = base  # pulled by the build (a registry image for normal users)
     build_args = {"BASE": base}
     key = content_key(inputs, base_id, build_args)
-    if reuse:
-        try:
-            existing = client.images.get(tag)
-            if (existing.labels or {}).get(CONTENT_KEY_LABEL) == key:
-                return str(existing.id)
-        except ImageNotFound:
-            pass
+    previous: str | None = None
+    try:
+        existing = client.images.get(tag)
+        previous = str(existing.id)
+        if reuse and (existing.labels or {}).get(CONTENT_KEY_LABEL) == key:
+            return previous
+    except ImageNotFound:
+        pass
     with tempfile.TemporaryDirectory(prefix="tribunal-image-") as tmp:
         context = Path(context_dir) if context_dir else Path(tmp)
         assemble_context(context, inputs)
@@ -236,6 +238,10 @@ def build_image(
         if log is not None:
             for line in _stream_text(output):
                 log(line)
+    if previous and previous != image.id:
+        # The image this tag named before is untagged now; drop it unless something uses it.
+        with contextlib.suppress(Exception):
+            client.images.remove(previous)
     return str(image.id)
 
 

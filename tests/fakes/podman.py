@@ -176,6 +176,9 @@ def ensure_base_image(client: docker.DockerClient) -> str:
         image_id = _imported_id(answer)
     repository, _, version = tag.partition(":")
     client.images.get(image_id).tag(repository, version)
+    # The import also tagged it :latest; drop that name (the image keeps its versioned tag).
+    with contextlib.suppress(DockerException):
+        client.images.remove(f"{BASE_REPOSITORY}:latest")
     return tag
 
 
