@@ -329,7 +329,10 @@ class FakeMessagesAPI:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, daemon=True, name="fake-messages-api"
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},  # stop() waits for one poll; keep it short
+            daemon=True,
+            name="fake-messages-api",
         )
         self._thread.start()
         return self

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,21 @@ async def test_reviewer_gets_no_writing_tools(
         "Edit failed",
     ]
     assert events[-1].kind == "final" and events[-1].text.startswith("CHANGES_REQUESTED")
+
+
+async def test_events_stream_while_the_agent_works(
+    fake: FakeMessagesAPI, workspace: Path, home: Path
+) -> None:
+    fake.script(
+        system_contains(""),
+        [tool_use("Read", {"file_path": str(workspace / "greet.py")}), slow(text("DONE"), 2.0)],
+    )
+    arrivals: list[tuple[float, RunEvent]] = []
+    async for event in LocalBackend().run(run_spec(fake, workspace, home)):
+        arrivals.append((time.monotonic(), event))
+    tool_at = next(at for at, e in arrivals if e.kind == "tool")
+    final_at = next(at for at, e in arrivals if e.kind == "final")
+    assert final_at - tool_at >= 1.5  # the tool event came while the model was still "thinking"
 
 
 async def test_resume_continues_the_same_conversation(
