@@ -248,15 +248,19 @@ async def _run_codex(
         want_structured=schema_file is not None,
         usage_before=ledger.totals(request.resume_session_id),
     )
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=request.cwd,
-        env={**env, **extra_env, "CODEX_HOME": str(home)},
-        limit=LINE_LIMIT,
-    )
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=request.cwd,
+            env={**env, **extra_env, "CODEX_HOME": str(home)},
+            limit=LINE_LIMIT,
+        )
+    except OSError as exc:  # not an executable for this machine, argument list too long, ...
+        writer.emit(error(AGENT, f"cannot start codex ({binary}): {exc}"))
+        return
     assert process.stdin and process.stdout and process.stderr
     stderr_tail = asyncio.create_task(_drain_stderr(process.stderr))
     feeding = asyncio.create_task(_feed_prompt(process.stdin, prompt))

@@ -236,6 +236,13 @@ def test_a_missing_workspace_or_binary_is_a_clear_error(
     assert missing_dir.status == 1 and "does not exist" in missing_dir.one("error").text
     no_binary = run_codex_runner(turn(workspace), {**env, "CODEX_BIN": "/nonexistent/codex"})
     assert no_binary.status == 1 and "CODEX_BIN" in no_binary.one("error").text
+    not_a_program = workspace / "codex"
+    not_a_program.write_bytes(b"\x00\x01 not an executable format")
+    not_a_program.chmod(0o755)
+    broken = run_codex_runner(turn(workspace), {**env, "CODEX_BIN": str(not_a_program)})
+    assert broken.status == 1 and "cannot start codex" in broken.one("error").text
+    bad_url = run_codex_runner(turn(workspace), {**env, "TRIBUNAL_CODEX_BASE_URL": "localhost:1"})
+    assert bad_url.status == 1 and "http(s)" in bad_url.one("error").text
 
 
 def test_terminating_the_runner_stops_codex(
