@@ -216,11 +216,16 @@ async def run_turn(request: RunRequest, writer: EventWriter) -> None:
     except SetupError as exc:
         writer.emit(error(AGENT, str(exc)))
         return
-    scratch = Path(tempfile.mkdtemp(prefix="tribunal-codex-"))
+    # Only a schema needs a file. A SIGTERM ends the runner without `finally` (runners/_procs.py),
+    # so whatever is created here may stay behind in /tmp; keep it to what is needed.
+    scratch = None
+    if request.output_schema is not None:
+        scratch = Path(tempfile.mkdtemp(prefix="tribunal-codex-"))
     try:
         await _run_codex(request, writer, env, binary, home, scratch)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         if throwaway:
             shutil.rmtree(home, ignore_errors=True)
 
@@ -231,10 +236,10 @@ async def _run_codex(
     env: dict[str, str],
     binary: str,
     home: Path,
-    scratch: Path,
+    scratch: Path | None,
 ) -> None:
     schema_file = None
-    if request.output_schema is not None:
+    if scratch is not None:
         schema_file = scratch / "output-schema.json"
         schema_file.write_text(json.dumps(request.output_schema))
     try:
