@@ -17,8 +17,10 @@ Supervision follows the same rules as the LocalBackend (container/local.py), on 
 helpers of container/limits.py: exactly one terminal event per turn; blank lines ignored, a line
 that is not an event → `protocol` and kill; no event for `idle_timeout_s` → `idle_timeout`; past
 `hard_timeout_s` → `hard_timeout`; more than `max_output_bytes` (stdout and stderr together) →
-`output_cap`; exit without a terminal event → `crashed` with the status and the stderr tail, or
-`out_of_memory` for status 137 that we did not cause (Podman 4.3 never sets OOMKilled). Killing
+`output_cap`; exit without a terminal event → `crashed` with the status and the stderr tail.
+`out_of_memory` replaces both `crashed` and the runner's own `error` when the container's OOM-kill
+counter (memory cgroup) went up during the run, or the runner exited 137 unbidden (Podman 4.3
+never sets OOMKilled): the runner's error is therefore held until the exec has exited. Killing
 is SIGKILL to the runner's group plus a sweep of its strays, inside the container (an exec).
 Cancelling or closing the iteration kills the run the same way.
 """
@@ -34,7 +36,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run
+from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, oom_kills
 from container.docker_pool import ContainerPool, DockerConfig, Placement
 from container.limits import LineSplitter, OutputCapExceeded, TailBuffer, is_forbidden, parse_line
 from runners.protocol import (
@@ -125,6 +127,7 @@ class DockerBackend:
         self.exit_wait_s = exit_wait_s
         self._slots: asyncio.Semaphore | None = None
         self._rooms: dict[tuple[str, str], asyncio.Lock] = {}
+        self.oom_counts: dict[str, int | None] = {}  # container id → OOM kills seen so far
         self._started = False
 
     async def start(self) -> tuple[int, int]:
@@ -158,6 +161,9 @@ class DockerBackend:
         argv = [*self.command, spec.agent]
         try:
             container_id = await asyncio.to_thread(self.pool.ensure, placement)
+            if container_id not in self.oom_counts:
+                count = await asyncio.to_thread(oom_kills, self.client.api, container_id)
+                self.oom_counts[container_id] = count
             session = await asyncio.to_thread(
                 ExecSession.start, self.client.api, container_id, run_id, argv, env, None
             )
@@ -182,7 +188,8 @@ class _Run:
         self.session = session
         self.run_id = run_id
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
-        self.terminal_seen = False
+        self.answered = False  # the runner's `final` went out
+        self.held: RunEvent | None = None  # the runner's `error`, kept until we know why it failed
         self.killed = False
         self.done = False
 
@@ -194,9 +201,11 @@ class _Run:
         except _Failure as failure:
             await self.kill()
             text = f"{failure}{self._stderr_note()}"
-            if self.terminal_seen:
+            if self.answered or self.held is not None:
                 log.warning("runner failed after its answer (%s): %s", failure.code, text)
-            else:
+            if self.held is not None and not self.answered:
+                yield self.held
+            elif not self.answered:
                 yield error(failure.code, text)
 
     async def _read(self) -> AsyncGenerator[RunEvent, None]:
@@ -246,14 +255,21 @@ class _Run:
                 yield event
         status = await self._exit_status(min(hard_at, loop.time() + backend.exit_wait_s))
         self.done = True
-        if self.terminal_seen:
+        if self.answered:
             return
-        if status == OOM_STATUS:
+        # A process of the run died by the memory limit: the runner itself (status 137), or a
+        # child such as the agent CLI, after which the runner reports its own error.
+        if await self._oom_grew() or status == OOM_STATUS:
+            said = f"; the runner said: {self.held.text}" if self.held is not None else ""
+            self.held = None  # replaced by the reason below
             raise _Failure(
                 OUT_OF_MEMORY,
-                f"the runner was killed (status 137) under the memory limit "
-                f"{backend.config.mem_limit}",
+                f"a process of the run was killed by the memory limit "
+                f"{backend.config.mem_limit} (runner status {status}){said}",
             )
+        if self.held is not None:
+            yield self.held
+            return
         raise _Failure(CRASHED, f"the runner exited with status {status} without an answer")
 
     def _accept(self, line: bytes) -> list[RunEvent]:
@@ -266,11 +282,23 @@ class _Run:
         if event is None:
             return []
         if event.kind in TERMINAL:
-            if self.terminal_seen:
+            if self.answered or self.held is not None:
                 log.warning("dropped a second terminal event from the runner: %s", event.kind)
                 return []
-            self.terminal_seen = True
+            if event.kind == "error":
+                self.held = event
+                return []
+            self.answered = True
         return [event]
+
+    async def _oom_grew(self) -> bool:
+        """Whether the container's OOM-kill counter went up since it was last read."""
+        api, container_id = self.backend.client.api, self.session.container_id
+        now = await asyncio.to_thread(oom_kills, api, container_id)
+        before = self.backend.oom_counts.get(container_id)
+        if now is not None:
+            self.backend.oom_counts[container_id] = now
+        return now is not None and before is not None and now > before
 
     async def _exit_status(self, until: float) -> int | None:
         """The exec's exit status once its output ended; kills it when it lingers."""

@@ -46,6 +46,9 @@ KILL_ALL = (
     'pg=$(cat "$f"); kill -s KILL -- "-$pg" "$pg" 2>/dev/null; rm -f "$f"; done; true'
 )
 
+# The memory cgroup's OOM-kill counter (cgroup v1, then v2), read from inside the container.
+OOM_COUNT = "cat /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events 2>/dev/null"
+
 STDOUT, STDERR = 1, 2
 Chunk = tuple[int, bytes] | None  # (stream, data); None = the exec's output ended
 
@@ -140,6 +143,19 @@ def kill_run(api: Any, container_id: str, run_id: str) -> None:
     """Kill a run's process group and its strays; blocking; never raises for a gone container."""
     with contextlib.suppress(Exception):
         run_script(api, container_id, KILLER, run_id)
+
+
+def oom_kills(api: Any, container_id: str) -> int | None:
+    """How many processes the container's memory limit has killed so far (None: unknown)."""
+    try:
+        _, output = run_script(api, container_id, OOM_COUNT)
+    except Exception:
+        return None
+    for line in output.decode(errors="replace").splitlines():
+        name, _, value = line.partition(" ")
+        if name == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return None
 
 
 def _read_exact(sock: socket.socket, size: int) -> bytes | None:

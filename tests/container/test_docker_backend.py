@@ -110,6 +110,21 @@ async def test_memory_hog_is_killed_as_out_of_memory(make_backend: MakeBackend) 
     assert finals(await collect(backend, spec("echo after"))) == ["after"]
 
 
+async def test_an_agent_child_killed_by_the_memory_limit_is_out_of_memory(
+    make_backend: MakeBackend,
+) -> None:
+    # The agent CLI (a child of the runner) is what grows; the OOM killer picks it, the runner
+    # survives and reports a failure of its own, which the backend names for what it was.
+    backend = make_backend(mem_limit="128m")
+    events = await collect(backend, spec("oomchild 1024"))
+    [(code, text)] = errors(events)
+    assert code == OUT_OF_MEMORY and "the agent CLI died with status -9" in text
+    # The counter moved once: a later plain agent error passes through unchanged.
+    events = await collect(backend, spec("write /proc/nope x"))
+    [(code, text)] = errors(events)
+    assert code == "agent" and text.startswith("write failed")
+
+
 async def test_idle_runner_is_killed(make_backend: MakeBackend, docker_client: Any) -> None:
     backend = make_backend()
     events = await collect(backend, spec("hang", idle_timeout_s=1.5))

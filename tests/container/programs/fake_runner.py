@@ -8,6 +8,7 @@ an exec chose. Standard library only (it runs on the image's Python).
   write PATH TEXT  writes TEXT to PATH; final "wrote PATH", or error (code agent) with the reason
   env              final whose structured output is this process's environment
   hog MB           allocates MB megabytes, 16 MB at a time, then final (the memory limit stops it)
+  oomchild MB      a child process allocates MB megabytes; the runner reports its death as error
   hang             one progress event, then sleeps forever
   slow N S         N progress events S seconds apart, then final
   flood            progress events without end (the output cap stops it)
@@ -53,6 +54,11 @@ def main():
             blocks.append(bytearray(16 * 1024 * 1024))
             time.sleep(0.01)
         emit(kind="final", text=f"allocated {len(blocks) * 16} MB")
+    elif verb == "oomchild":
+        hog = f"b = [bytearray(16 << 20) for _ in range({int(args[0]) // 16})]"
+        status = subprocess.call([sys.executable, "-c", hog])
+        emit(kind="error", code="agent", text=f"the agent CLI died with status {status}")
+        sys.exit(1)
     elif verb == "hang":
         emit(kind="progress", text="thinking forever")
         time.sleep(3600)
