@@ -34,7 +34,8 @@ How the request becomes a Codex invocation, and why:
   Without a base URL, Codex's built-in OpenAI provider is used (CODEX_API_KEY, filled from
   OPENAI_API_KEY when only that is set).
 - `CODEX_HOME` (sessions, needed to resume): the caller's, else `~/.codex` when it can be
-  created, else a temporary folder (then a later resume will not find the thread).
+  created, else a temporary folder (then a later resume will not find the thread). A resume
+  whose thread is not there starts a new thread with the same prompt (a progress line says so).
 - An unreachable model API: Codex retries forever ("Reconnecting... waiting for network"); the
   runner ends the turn with an error after TRIBUNAL_CODEX_UNREACHABLE_S seconds (default 120).
 
@@ -55,8 +56,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from runners._io import EventWriter, run_main
-from runners.codex_events import CodexEventMapper, TokenTotals
-from runners.protocol import AGENT, RunRequest, error
+from runners.codex_events import THREAD_LOST, CodexEventMapper, TokenTotals
+from runners.protocol import AGENT, RunEvent, RunRequest, error
 
 # Codex prints lines as long as a command's whole output; asyncio's default limit is 64 KiB.
 LINE_LIMIT = 32 * 1024 * 1024
@@ -222,7 +223,14 @@ async def run_turn(request: RunRequest, writer: EventWriter) -> None:
     if request.output_schema is not None:
         scratch = Path(tempfile.mkdtemp(prefix="tribunal-codex-"))
     try:
-        await _run_codex(request, writer, env, binary, home, scratch)
+        lost = await _run_codex(request, writer, env, binary, home, scratch)
+        if lost:
+            # The thread is gone (a new container, a wiped CODEX_HOME): the prompt carries the
+            # task's context (agents read each other through the store), so start a new thread
+            # rather than fail the turn; the new `session` event tells the host its id.
+            writer.emit(RunEvent(kind="progress", text=f"codex: {lost}; starting a new thread"))
+            fresh = request.model_copy(update={"resume_session_id": None})
+            await _run_codex(fresh, writer, env, binary, home, scratch)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -237,7 +245,9 @@ async def _run_codex(
     binary: str,
     home: Path,
     scratch: Path | None,
-) -> None:
+) -> str:
+    """Runs Codex and emits its events. Returns a reason, without emitting the error, when the
+    thread to resume does not exist (the caller then starts a new one); else ''."""
     schema_file = None
     if scratch is not None:
         schema_file = scratch / "output-schema.json"
@@ -246,7 +256,7 @@ async def _run_codex(
         argv, prompt, extra_env = build_command(request, binary, env, schema_file)
     except SetupError as exc:
         writer.emit(error(AGENT, str(exc)))
-        return
+        return ""
     give_up_after = _unreachable_limit(env)
     ledger = UsageLedger(home)
     mapper = CodexEventMapper(
@@ -265,7 +275,7 @@ async def _run_codex(
         )
     except OSError as exc:  # not an executable for this machine, argument list too long, ...
         writer.emit(error(AGENT, f"cannot start codex ({binary}): {exc}"))
-        return
+        return ""
     assert process.stdin and process.stdout and process.stderr
     stderr_tail = asyncio.create_task(_drain_stderr(process.stderr))
     feeding = asyncio.create_task(_feed_prompt(process.stdin, prompt))
@@ -280,7 +290,7 @@ async def _run_codex(
             except TimeoutError:
                 for event in mapper.give_up(give_up_after):
                     writer.emit(event)
-                return  # `finally` stops Codex
+                return ""  # `finally` stops Codex
             if not line:
                 break
             for event in mapper.feed(line, now=loop.time()):
@@ -290,8 +300,12 @@ async def _run_codex(
                 mapper.totals_after = None
         status = await process.wait()
         await feeding
-        for event in mapper.finish(status, await stderr_tail):
+        stderr = await stderr_tail
+        if request.resume_session_id and mapper.thread_id is None and THREAD_LOST in stderr:
+            return f"thread {request.resume_session_id} not found"
+        for event in mapper.finish(status, stderr):
             writer.emit(event)
+        return ""
     finally:
         if process.returncode is None:
             process.kill()

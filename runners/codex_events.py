@@ -50,6 +50,20 @@ def summary(text: str, limit: int = SUMMARY_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+# Lines Codex writes to stderr on every run; they never explain a failure.
+STDERR_NOISE = ("WARNING: proceeding, even though", "Reading additional input from stdin")
+# What `codex exec resume` says when the thread is not in CODEX_HOME (a new container, a wiped
+# home): "thread/resume failed: no rollout found for thread id <id>".
+THREAD_LOST = "no rollout found for thread id"
+
+
+def stderr_reason(stderr: str, lines: int = 3, limit: int = 1000) -> str:
+    """The last few meaningful stderr lines, without Codex's routine warnings."""
+    kept = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    kept = [ln for ln in kept if not ln.startswith(STDERR_NOISE)]
+    return "\n".join(kept[-lines:])[-limit:]
+
+
 def _is_metadata_warning(message: str) -> bool:
     return message.startswith("Model metadata for") and "fallback metadata" in message
 
@@ -106,7 +120,7 @@ class CodexEventMapper:
         if self.done:
             return []
         self.done = True
-        reason = self._last_error or stderr_tail.strip()[-1000:] or "no output"
+        reason = self._last_error or stderr_reason(stderr_tail) or "no output"
         if exit_status != 0:
             return [error(AGENT, f"codex exited with status {exit_status}: {reason}")]
         return [error(AGENT, f"codex ended without completing the turn: {reason}")]

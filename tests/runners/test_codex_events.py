@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.codex_events import CodexEventMapper, TokenTotals, summary
+from runners.codex_events import CodexEventMapper, TokenTotals, stderr_reason, summary
 from runners.protocol import AGENT, RunEvent
 
 THREAD = '{"type":"thread.started","thread_id":"01a22c35-215b-7e22-bdfe-8bed83049da4"}'
@@ -237,6 +237,19 @@ def test_waiting_for_the_network_is_dated_from_the_first_report_until_codex_gets
     assert event.kind == "error" and event.code == AGENT
     assert "unreachable for 120 s" in event.text and "waiting for network" in event.text
     assert mapper.finish(1) == [] and mapper.give_up(120) == []
+
+
+def test_the_error_reason_skips_codex_routine_stderr_lines() -> None:
+    stderr = (
+        "WARNING: proceeding, even though we could not create PATH aliases: …\n"
+        "Reading additional input from stdin...\n"
+        "Error: thread/resume: thread/resume failed: no rollout found for thread id x\n"
+    )
+    assert stderr_reason(stderr) == (
+        "Error: thread/resume: thread/resume failed: no rollout found for thread id x"
+    )
+    [event] = CodexEventMapper().finish(1, stderr)
+    assert "WARNING" not in event.text and "no rollout found" in event.text
 
 
 def test_non_events_are_ignored() -> None:

@@ -187,12 +187,22 @@ def test_resume_continues_the_thread_with_the_earlier_conversation(
     assert (usage.input_tokens, usage.output_tokens) == (12, 4)
 
 
-def test_resume_of_an_unknown_thread_is_an_error(env: dict[str, str], workspace: Path) -> None:
+def test_resume_of_a_lost_thread_starts_a_new_one(
+    fake: FakeResponsesAPI, env: dict[str, str], workspace: Path
+) -> None:
+    # As after a container restart: CODEX_HOME no longer has the thread.
+    fake.script(last_prompt_contains("carry on"), [text("DONE\nstarted afresh")])
     unknown = "01a22c35-0000-7000-8000-000000000000"
-    result = run_codex_runner(turn(workspace, resume_session_id=unknown), env)
-    assert result.status == 1
-    error = result.one("error")
-    assert error.code == AGENT and "codex" in error.text
+    result = run_codex_runner(turn(workspace, prompt="carry on", resume_session_id=unknown), env)
+    assert result.status == 0, result.stderr
+    assert f"codex: thread {unknown} not found; starting a new thread" in [
+        e.text for e in result.of("progress")
+    ]
+    new_thread = result.one("session").session_id
+    assert new_thread and new_thread != unknown
+    assert result.one("final").text == "DONE\nstarted afresh"
+    [call] = fake.calls
+    assert call.assistant_texts() == [] and call.user_texts()[-1] == "carry on"
 
 
 def test_an_api_error_is_an_agent_error_and_a_failed_exit(
