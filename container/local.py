@@ -212,8 +212,10 @@ class _Supervised:
                     raise _Failure(OUTPUT_CAP, str(exc)) from None
                 for line in lines:
                     for event in self._accept(line):
-                        last_event = loop.time()
                         yield event
+                        # Counted from when the consumer takes the next one: time spent handling
+                        # an event (posting it to a chat) is not the runner's silence.
+                        last_event = loop.time()
             for line in splitter.finish():
                 for event in self._accept(line):
                     yield event
@@ -299,6 +301,11 @@ class _Supervised:
             for task in self._tasks:
                 if not task.done():
                     task.cancel()
+            # A pipe whose reading was paused (output cap) or abandoned never sees EOF, and its
+            # transport would stay open until garbage collection; close it with the run.
+            transport = getattr(proc, "_transport", None)
+            if transport is not None and proc.returncode is not None:
+                transport.close()
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> None:

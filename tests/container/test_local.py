@@ -121,6 +121,14 @@ async def test_events_arrive_as_they_happen_not_at_the_end(tmp_path: Path) -> No
     # and events spaced 0.4 s apart never tripped the 2 s idle limit
 
 
+async def test_a_slow_consumer_does_not_count_as_runner_silence(tmp_path: Path) -> None:
+    events = []
+    async for event in bad("slow", "3", "0.01").run(spec(tmp_path, idle_timeout_s=0.5)):
+        events.append(event)
+        await asyncio.sleep(0.8)  # e.g. posting the event to a chat platform
+    assert [e.kind for e in events] == ["progress"] * 3 + ["final"]
+
+
 async def test_flood_hits_output_cap_and_is_killed(tmp_path: Path) -> None:
     events = await collect(bad("flood"), spec(tmp_path, max_output_bytes=200_000))
     assert events[-1].code == OUTPUT_CAP
