@@ -6,26 +6,37 @@ as SSE when the body has `"stream": true` and as one JSON message otherwise;
 accepted, a request with neither gets 401). Any other path gets 404. It records every request.
 
 Scripting: rules are tried in the order they were added; the first rule whose matcher accepts
-the request and still has replies left answers it; when none does, the default reply answers.
+the request and still has replies left answers it (its replies are consumed in order); when none
+does, the default reply answers. A typical owner → reviewer → arbiter run:
 
     with FakeMessagesAPI(default=text("DONE")) as fake:
-        fake.script(system_contains("owner"), [
-            tool_use("Edit", {"file_path": "/ws/a.py", "old_string": "1", "new_string": "2"}),
-            text("DONE\\nchanged a.py"),
+        fake.script(system_contains("You are the owner"), [
+            tool_use("Edit", {"file_path": f"{ws}/a.py", "old_string": "1", "new_string": "2"}),
+            text("DONE\nchanged a.py"),          # answers the request carrying the tool_result
         ])
-        fake.script(system_contains("reviewer"), [text("CHANGES_REQUESTED\\nadd a test")])
-        fake.script(has_tool_result() & system_contains("arbiter"), [text("VERDICT: PROCEED")])
-        env = fake.env()          # ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for the runner
+        fake.script(system_contains("You are the reviewer"), [text("CHANGES_REQUESTED\nfix")])
+        fake.script(system_contains("You are the arbiter"), [structured({"verdict": "REVISE"})])
+        spec_env = fake.env()          # ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for the runner
         ...
-        assert fake.requests[0].tool_names  # what the agent was offered
+        assert "Write" not in fake.calls[1].tool_names   # what the reviewer was offered
         fake.assert_all_consumed()
+
+Match roles on a phrase of the role's system prompt: the Claude runner appends the role prompt to
+Claude Code's own (long) system prompt, which is the same for every role. `fake.calls` are the
+/v1/messages requests in order; `fake.requests` also has count_tokens and refused requests;
+`fake.answered` pairs each call with the reply it got. A pytest fixture, `fake_messages_api`,
+gives a started fake (import it into the test module).
 
 Replies: `text(...)`, `tool_use(name, input)` (several tools in one reply: `tool_uses(...)`),
 `structured(obj)` (see below), `api_error(status, ...)`; each takes `usage=Usage(...)`; a slow
-model is `slow(reply, seconds)`.
-Matchers: `system_contains`, `prompt_contains` (any user text), `has_tool_result`,
-`tool_offered`, `nth_call` (0-based, over all /v1/messages calls), `any_request`; combine them
-with `&`, `|` and `~`. A script with `repeat_last=True` keeps answering with its last reply.
+model is `slow(reply, seconds)`. Matchers: `system_contains`, `prompt_contains` (any user text),
+`has_tool_result`, `tool_offered`, `nth_call` (0-based, over all /v1/messages calls),
+`any_request`; combine them with `&`, `|` and `~`. A script with `repeat_last=True` keeps
+answering with its last reply.
+
+What Claude Code 2.1.332 does that a script must allow for (checked): it retries an API error,
+even a 400, several times (6 requests within ~2 s) before the turn fails, so script a lasting
+error with `repeat_last=True`; its Bash tool refuses `sleep N` commands ("Blocked: sleep …").
 
 Structured output (what Claude Code 2.1.332 does with `--json-schema`, i.e. the Agent SDK's
 `output_format={"type": "json_schema", "schema": ...}`; checked): it does NOT send
@@ -45,197 +56,58 @@ For a request that does not offer that tool (the anthropic SDK with `output_conf
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
-STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+from tests.fakes.messages_script import (
+    STRUCTURED_OUTPUT_TOOL,
+    Matcher,
+    RecordedRequest,
+    Reply,
+    Usage,
+    any_request,
+    api_error,
+    has_tool_result,
+    ids,
+    nth_call,
+    prompt_contains,
+    slow,
+    structured,
+    system_contains,
+    text,
+    tool_offered,
+    tool_use,
+    tool_uses,
+)
 
-_ids = itertools.count(1)
-
-
-# ---------------------------------------------------------------------------- replies
-
-
-@dataclass(frozen=True)
-class Usage:
-    input_tokens: int = 100
-    output_tokens: int = 20
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One answer of the fake. `blocks` are Messages API content blocks; `status` != 200 makes it
-    an API error with `error_type` and `text` as the message."""
-
-    blocks: tuple[dict[str, Any], ...] = ()
-    stop_reason: str = "end_turn"
-    usage: Usage = field(default_factory=Usage)
-    status: int = 200
-    error_type: str = ""
-    delay_s: float = 0.0  # wait this long before answering (cut short when the fake stops)
-    # Set by `structured()`: for a request without the StructuredOutput tool (the anthropic SDK
-    # with output_config), the object is sent as JSON text instead.
-    structured: dict[str, Any] | None = None
-
-
-def text(body: str, *, usage: Usage | None = None) -> Reply:
-    return Reply(blocks=({"type": "text", "text": body},), usage=usage or Usage())
-
-
-def tool_use(
-    name: str, input: dict[str, Any], *, say: str = "", usage: Usage | None = None
-) -> Reply:
-    """A reply that calls one tool (stop_reason tool_use), optionally after some text."""
-    return tool_uses([(name, input)], say=say, usage=usage)
-
-
-def tool_uses(
-    calls: Sequence[tuple[str, dict[str, Any]]], *, say: str = "", usage: Usage | None = None
-) -> Reply:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": say}] if say else []
-    for name, args in calls:
-        blocks.append({"type": "tool_use", "name": name, "input": args})
-    return Reply(blocks=tuple(blocks), stop_reason="tool_use", usage=usage or Usage())
-
-
-def structured(obj: dict[str, Any], *, usage: Usage | None = None) -> Reply:
-    """The final answer as a JSON object (see the module docstring)."""
-    reply = tool_use(STRUCTURED_OUTPUT_TOOL, obj, usage=usage)
-    return Reply(blocks=reply.blocks, stop_reason="tool_use", usage=reply.usage, structured=obj)
-
-
-def api_error(
-    status: int, message: str = "fake failure", *, error_type: str = "invalid_request_error"
-) -> Reply:
-    """An HTTP error. Clients retry 408/409/429/5xx with backoff; 400/401/403/404 fail fast."""
-    return Reply(status=status, error_type=error_type, blocks=({"type": "text", "text": message},))
-
-
-def slow(reply: Reply, seconds: float) -> Reply:
-    """The same reply, sent after `seconds` (for timeouts and cancellation)."""
-    return replace(reply, delay_s=seconds)
-
-
-# ---------------------------------------------------------------------------- requests
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-
-    @property
-    def system(self) -> str:
-        """The system prompt as one string (it may be sent as a string or a list of blocks)."""
-        system = self.body.get("system") or ""
-        if isinstance(system, str):
-            return system
-        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        messages = self.body.get("messages")
-        return messages if isinstance(messages, list) else []
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        tools = self.body.get("tools")
-        return tools if isinstance(tools, list) else []
-
-    @property
-    def tool_names(self) -> list[str]:
-        return [str(t.get("name")) for t in self.tools if isinstance(t, dict)]
-
-    @property
-    def is_messages_call(self) -> bool:
-        return self.path.split("?")[0] == "/v1/messages"
-
-    def user_texts(self) -> list[str]:
-        """Every text a user message carries (strings and text blocks, tool results excluded)."""
-        out: list[str] = []
-        for message in self.messages:
-            if message.get("role") != "user":
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                out.append(content)
-            elif isinstance(content, list):
-                out += [b.get("text", "") for b in content if b.get("type") == "text"]
-        return out
-
-    def tool_results(self) -> list[dict[str, Any]]:
-        """The tool_result blocks of the last message (what the agent's tools answered)."""
-        if not self.messages:
-            return []
-        content = self.messages[-1].get("content")
-        if not isinstance(content, list):
-            return []
-        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
-
-    def tool_result_text(self) -> str:
-        parts: list[str] = []
-        for block in self.tool_results():
-            content = block.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts += [c.get("text", "") for c in content if isinstance(c, dict)]
-        return "\n".join(parts)
-
-
-# ---------------------------------------------------------------------------- matchers
-
-
-@dataclass(frozen=True)
-class Matcher:
-    test: Callable[[RecordedRequest, int], bool]
-    name: str
-
-    def __call__(self, request: RecordedRequest, index: int) -> bool:
-        return self.test(request, index)
-
-    def __and__(self, other: Matcher) -> Matcher:
-        return Matcher(lambda r, i: self(r, i) and other(r, i), f"({self.name} & {other.name})")
-
-    def __or__(self, other: Matcher) -> Matcher:
-        return Matcher(lambda r, i: self(r, i) or other(r, i), f"({self.name} | {other.name})")
-
-    def __invert__(self) -> Matcher:
-        return Matcher(lambda r, i: not self(r, i), f"~{self.name}")
-
-
-def any_request() -> Matcher:
-    return Matcher(lambda r, i: True, "any")
-
-
-def system_contains(fragment: str) -> Matcher:
-    return Matcher(lambda r, i: fragment in r.system, f"system~{fragment!r}")
-
-
-def prompt_contains(fragment: str) -> Matcher:
-    return Matcher(lambda r, i: any(fragment in t for t in r.user_texts()), f"prompt~{fragment!r}")
-
-
-def has_tool_result() -> Matcher:
-    return Matcher(lambda r, i: bool(r.tool_results()), "tool_result")
-
-
-def tool_offered(name: str) -> Matcher:
-    return Matcher(lambda r, i: name in r.tool_names, f"offers {name}")
-
-
-def nth_call(n: int) -> Matcher:
-    return Matcher(lambda r, i: i == n, f"call#{n}")
+__all__ = [
+    "STRUCTURED_OUTPUT_TOOL",
+    "FakeMessagesAPI",
+    "Matcher",
+    "RecordedRequest",
+    "Reply",
+    "Script",
+    "Usage",
+    "any_request",
+    "api_error",
+    "fake_messages_api",
+    "has_tool_result",
+    "nth_call",
+    "prompt_contains",
+    "slow",
+    "structured",
+    "system_contains",
+    "text",
+    "tool_offered",
+    "tool_use",
+    "tool_uses",
+]
 
 
 # ---------------------------------------------------------------------------- server
@@ -363,7 +235,7 @@ class FakeMessagesAPI:
 def message_json(reply: Reply, model: str, request: RecordedRequest) -> dict[str, Any]:
     # Fresh tool_use ids per answer: a reply may be sent more than once (defaults, repeat_last).
     blocks = [
-        {**b, "id": f"toolu_fake{next(_ids):04d}"} if b["type"] == "tool_use" else b
+        {**b, "id": f"toolu_fake{next(ids):04d}"} if b["type"] == "tool_use" else b
         for b in reply.blocks
     ]
     if reply.structured is not None and STRUCTURED_OUTPUT_TOOL not in request.tool_names:
@@ -373,7 +245,7 @@ def message_json(reply: Reply, model: str, request: RecordedRequest) -> dict[str
         stop = reply.stop_reason
     usage = reply.usage
     return {
-        "id": f"msg_fake{next(_ids):04d}",
+        "id": f"msg_fake{next(ids):04d}",
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -430,7 +302,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", f"req_fake{next(_ids):04d}")
+        self.send_header("request-id", f"req_fake{next(ids):04d}")
         if status >= 400:
             # Fail fast: the client should not retry a scripted error unless the status says so.
             self.send_header(
