@@ -5,6 +5,7 @@ on loopback. Nothing leaves 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -184,6 +185,35 @@ async def test_events_stream_while_the_agent_works(
     tool_at = next(at for at, e in arrivals if e.kind == "tool")
     final_at = next(at for at, e in arrivals if e.kind == "final")
     assert final_at - tool_at >= 1.5  # the tool event came while the model was still "thinking"
+
+
+async def test_at_paths_in_the_prompt_stay_text(
+    fake: FakeMessagesAPI, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    # The prompt carries chat messages and other agents' output: an @path in it must not make
+    # Claude Code attach a local file (it does without verbatim_prompts; checked).
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-CONTENT\n")
+    events = await collect(run_spec(fake, workspace, home, prompt=f"look at @{secret} please"))
+    assert events[-1].kind == "final"
+    sent = json.dumps(fake.calls[0].messages)
+    assert f"@{secret}" in sent and "TOPSECRET-CONTENT" not in sent
+
+
+async def test_workspace_settings_and_their_hooks_are_ignored(
+    fake: FakeMessagesAPI, workspace: Path, home: Path, tmp_path: Path
+) -> None:
+    # An untrusted repository's .claude/settings.json can define hooks (shell commands); with
+    # Claude Code's default setting sources this one runs (checked), with ours it must not.
+    marker = tmp_path / "hook-ran"
+    hook = {"type": "command", "command": f"touch {marker}"}
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [hook]}]}})
+    )
+    events = await collect(run_spec(fake, workspace, home))
+    assert events[-1].kind == "final"
+    assert not marker.exists()
 
 
 async def test_resume_continues_the_same_conversation(
