@@ -32,12 +32,14 @@ HOST_ENV_ALLOWED = (
     "VIRTUAL_ENV",
 )
 
-# Never handed to a runner, from any source (host, backend or run env): chat platform tokens.
-_FORBIDDEN = re.compile(r"^(SLACK|DISCORD)_")
+# Never handed to a runner, from any source (host, backend or run env): chat platform tokens and
+# secrets by their usual names, and the container engine's address (a runner that could reach
+# the engine could leave its container).
+_FORBIDDEN = re.compile(r"^(SLACK_|DISCORD_|DOCKER_)|_(BOT_TOKEN|APP_TOKEN|SIGNING_SECRET)$")
 
 
 def is_forbidden(name: str) -> bool:
-    return bool(_FORBIDDEN.match(name.upper()))
+    return bool(_FORBIDDEN.search(name.upper()))
 
 
 def runner_env(

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from container.limits import is_forbidden
 from container.local import LocalBackend
 from runners.protocol import (
     CRASHED,
@@ -222,6 +223,7 @@ async def test_platform_tokens_never_reach_the_runner(
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-secret")
     monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-secret")
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "discord-secret")
+    monkeypatch.setenv("DOCKER_HOST", "unix:///run/engine.sock")
     monkeypatch.setenv("SOME_HOST_SECRET", "host-only")
     monkeypatch.setenv("LANG", "C.UTF-8")
     backend = LocalBackend(
@@ -236,7 +238,7 @@ async def test_platform_tokens_never_reach_the_runner(
     final = events[-1]
     assert final.kind == "final" and final.structured is not None
     env = final.structured["env"]
-    assert not [name for name in env if name.startswith(("SLACK_", "DISCORD_"))]
+    assert not [name for name in env if name.startswith(("SLACK_", "DISCORD_", "DOCKER_"))]
     assert "SOME_HOST_SECRET" not in env
     assert env["LANG"] == "C.UTF-8" and env["PATH"] == os.environ["PATH"]
     assert env["BACKEND_SETTING"] == "b" and env["ANTHROPIC_API_KEY"] == "sk-run"
@@ -269,6 +271,25 @@ async def test_bad_request_line_gets_a_protocol_error_from_the_real_runner(
     out, _ = await proc.communicate(b"this is not json\n")
     assert proc.returncode == 2
     assert b'"code":"protocol"' in out and b"bad request" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "forbidden"),
+    [
+        ("SLACK_BOT_TOKEN", True),
+        ("SLACK_SIGNING_SECRET", True),
+        ("discord_bot_token", True),
+        ("DOCKER_HOST", True),
+        ("MY_BOT_TOKEN", True),
+        ("TEAMS_APP_TOKEN", True),
+        ("ANTHROPIC_API_KEY", False),
+        ("OPENAI_BASE_URL", False),
+        ("TRIBUNAL_CODEX_SANDBOX", False),
+        ("NOT_SLACK_THING", False),
+    ],
+)
+def test_forbidden_variable_names(name: str, forbidden: bool) -> None:
+    assert is_forbidden(name) is forbidden
 
 
 def test_signal_names_in_crash_texts() -> None:
