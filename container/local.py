@@ -2,10 +2,10 @@
 
 `python -P -m runners <agent>` is started in its own session (so it leads its own process group),
 in the workspace, with a minimal environment: the allow-listed host variables (PATH, HOME, LANG,
-…), the backend's `env`, then `spec.env` (model credentials come per run). Platform tokens
-and the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
-`container.limits.is_forbidden`) never get through, from any of the three. `-P` keeps the workspace (the cwd) off
-`sys.path`, so an untrusted repository cannot shadow the runner's modules.
+…), the backend's `env`, then `spec.env` (model credentials come per run). Platform tokens and
+the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
+`container.limits.is_forbidden`) never get through, from any of the three. `-P` keeps the
+workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the runner's modules.
 
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
 arrive. Rules, the same for every run:
