@@ -10,8 +10,9 @@ Implements the rooms `Runner` port structurally. Per turn:
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
 Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
-list (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, `*_APP_TOKEN`, `*_SIGNING_SECRET`):
-platform tokens never enter a container. The container itself gets HOME.
+list shared with the LocalBackend (container/limits.py: `SLACK_*`, `DISCORD_*`, `DOCKER_*`,
+`*_BOT_TOKEN`, `*_APP_TOKEN`, `*_SIGNING_SECRET`): platform tokens never enter a container.
+The container itself gets HOME.
 
 Supervision follows the same rules as the LocalBackend (container/local.py), on the shared
 helpers of container/limits.py: exactly one terminal event per turn; blank lines ignored, a line
@@ -28,7 +29,6 @@ Cancelling or closing the iteration kills the run the same way.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
 import time
 import uuid
@@ -55,9 +55,6 @@ from runners.protocol import (
 
 log = logging.getLogger(__name__)
 
-# Never in a container: chat platform credentials (by prefix and by the usual suffixes, so a
-# renamed or future platform's token is caught too) and the engine's own address.
-DENIED_ENV = ("SLACK_*", "DISCORD_*", "DOCKER_*", "*_BOT_TOKEN", "*_APP_TOKEN", "*_SIGNING_SECRET")
 DEFAULT_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",
@@ -77,8 +74,8 @@ def exec_env(*layers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
     refused: list[str] = []
     for layer in layers:
         for name, value in layer.items():
-            upper = name.upper()
-            if is_forbidden(name) or any(fnmatch.fnmatchcase(upper, p) for p in DENIED_ENV):
+            # The deny list shared with the LocalBackend (container/limits.py).
+            if is_forbidden(name):
                 refused.append(name)
             else:
                 env[name] = value
