@@ -1,0 +1,112 @@
+"""Wiring: Settings → Store, runner backend, policies, Engine.
+
+Every platform adapter (console now; Slack and Discord later) gets the same engine and store
+through `open_app`. Model credentials reach a runner only per run, through `RunSpec.env`, and only
+those of the agent type that runs (Claude gets the Anthropic variables, Codex the OpenAI ones);
+chat platform tokens never do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from rooms.engine import Engine
+
+from bot.policies import SettingsPolicies
+from bot.settings import Settings, SettingsError
+from rooms.ports import Clock, Platform, Runner
+from rooms.store import Store
+from runners.protocol import RunEvent, RunSpec
+
+
+def model_env(settings: Settings) -> dict[str, dict[str, str]]:
+    """Per agent type, the variables its runner needs to reach its model (and its binary)."""
+    claude: dict[str, str] = {}
+    if settings.anthropic_api_key is not None:
+        claude["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
+    if settings.anthropic_base_url:
+        claude["ANTHROPIC_BASE_URL"] = settings.anthropic_base_url
+    codex: dict[str, str] = {}
+    if settings.openai_api_key is not None:
+        codex["OPENAI_API_KEY"] = settings.openai_api_key.get_secret_value()
+    if settings.openai_base_url:
+        codex["OPENAI_BASE_URL"] = settings.openai_base_url
+    if settings.codex_bin and settings.backend == "local":
+        codex["CODEX_BIN"] = settings.codex_bin  # in a container, the image's codex is on PATH
+    return {"claude": claude, "codex": codex}
+
+
+class CredentialedRunner:
+    """A Runner that adds the model variables of the spec's agent type to each run.
+
+    Values already in the spec win: the engine (or a test) may set a variable on purpose."""
+
+    def __init__(self, inner: Runner, env_by_agent: Mapping[str, Mapping[str, str]]) -> None:
+        self.inner = inner
+        self.env_by_agent = env_by_agent
+
+    def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        extra = dict(self.env_by_agent.get(spec.agent, {}))
+        return self.inner.run(spec.model_copy(update={"env": {**extra, **spec.env}}))
+
+
+def make_backend(settings: Settings) -> Runner:
+    """The runner backend the settings ask for (before credentials are added)."""
+    if settings.backend == "docker":
+        # The Docker backend is wired here by the container work (DockerSettings).
+        raise SettingsError(
+            ["settings: backend (TRIBUNAL_BACKEND): 'docker' is not available in this build yet"]
+        )
+    from container.local import LocalBackend  # imported late: only the local backend needs it
+
+    homes = settings.data.resolve() / "homes"
+    homes.mkdir(parents=True, exist_ok=True)
+    # A home of our own under TRIBUNAL_DATA, so the agents' state stays out of the user's ~.
+    backend: Runner = LocalBackend(env={"HOME": str(homes)})
+    return backend
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    engine: Engine
+    policies: SettingsPolicies
+
+
+@asynccontextmanager
+async def open_app(
+    settings: Settings,
+    platform: Platform,
+    *,
+    runner: Runner | None = None,
+    clock: Clock | None = None,
+) -> AsyncIterator[App]:
+    """Store opened and migrated, engine started (open tasks resume); both closed on exit.
+
+    `runner` replaces the backend of the settings (tests); credentials are added either way."""
+    data = settings.data
+    data.mkdir(parents=True, exist_ok=True)
+    Path(settings.db_path).parent.mkdir(parents=True, exist_ok=True)
+    backend = runner if runner is not None else make_backend(settings)
+    policies = SettingsPolicies(settings)
+    store = await Store.open(str(settings.db_path))
+    try:
+        engine = Engine(
+            store,
+            CredentialedRunner(backend, model_env(settings)),
+            platform,
+            policies,
+            clock=clock,
+            data_dir=str(data / "records"),
+        )
+        await engine.start()
+        try:
+            yield App(settings, store, engine, policies)
+        finally:
+            await engine.stop()
+    finally:
+        await store.close()

@@ -1,0 +1,323 @@
+"""The console room, driven through its real interface: lines in on a pipe, text out.
+
+The engine and store are the real ones; the runner is scripted (tests/fakes/runner.py), since
+the model is the edge we cannot reach here."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+import pytest
+
+from bot.console import ConsolePlatform, chat
+from bot.settings import Settings, load_settings
+from rooms.model import Action, Outbound, RoomRef
+from rooms.store import Store
+from tests.fakes.runner import Reply, ScriptedRunner
+
+ROOM1 = RoomRef("console", "local", "1")
+ESCALATE = "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?"
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    return load_settings(env_file=None)
+
+
+class Pipe:
+    """stdin for the console: a real OS pipe, written by the test, closed for EOF."""
+
+    def __init__(self, lines: list[str] | None = None) -> None:
+        read_fd, write_fd = os.pipe()
+        self.reader: TextIO = os.fdopen(read_fd, "r", encoding="utf-8")
+        self._writer = os.fdopen(write_fd, "w", encoding="utf-8")
+        for line in lines or []:
+            self.send(line)
+
+    def send(self, line: str) -> None:
+        self._writer.write(line + "\n")
+        self._writer.flush()
+
+    def close(self) -> None:
+        if not self._writer.closed:
+            self._writer.close()
+
+
+@pytest.fixture
+def pipes() -> Iterator[list[Pipe]]:
+    made: list[Pipe] = []
+    yield made
+    for pipe in made:
+        pipe.close()  # first: EOF ends the console's reader thread
+        pipe.reader.close()
+
+
+async def run_console(
+    settings: Settings,
+    runner: ScriptedRunner,
+    lines: list[str],
+    pipes: list[Pipe],
+    *,
+    lockstep: bool = True,
+) -> str:
+    """Feed `lines` and EOF to the console; what it printed."""
+    pipe = Pipe(lines)
+    pipes.append(pipe)
+    pipe.close()
+    out = io.StringIO()
+    status = await asyncio.wait_for(
+        chat(settings, stdin=pipe.reader, stdout=out, runner=runner, lockstep=lockstep), 60
+    )
+    assert status == 0
+    return out.getvalue()
+
+
+async def stored_tasks(settings: Settings, room: RoomRef = ROOM1) -> tuple[str | None, int]:
+    store = await Store.open(str(settings.db_path))
+    try:
+        task = await store.latest_task_in(room)
+        escalations = await store.escalations(task.id) if task else []
+        return (task.status if task else None), len(escalations)
+    finally:
+        await store.close()
+
+
+def order(text: str, *parts: str) -> None:
+    """Each part appears in `text`, in this order."""
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        assert found >= 0, f"{part!r} not found after position {at} in:\n{text}"
+        at = found + len(part)
+
+
+# -- the whole loop ------------------------------------------------------------------------------
+
+
+async def test_task_escalation_approve_continues_to_the_end(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner(
+        {
+            "owner": [
+                Reply("BLOCKED\nI need the staging password", progress=("reading the tests",)),
+                "DONE\nused the test password, added the fixture",
+                "DONE\nwrapped up",
+            ],
+            "arbiter": [ESCALATE],
+            "reviewer": ["APPROVED\nlooks right"],
+        }
+    )
+    out = await run_console(settings, runner, ["fix the flaky login test", "/approve"], pipes)
+
+    order(
+        out,
+        "Tribunal console, you are alice",
+        "[owner] BLOCKED",
+        "I need the staging password",
+        "[arbiter]",
+        "May it use the test one?",
+        "answer: /approve (",
+        "[owner] DONE",
+        "used the test password",
+        "[reviewer] APPROVED",
+    )
+    assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
+    assert runner.calls[0].prompt.count("fix the flaky login test") >= 1
+    assert all(c.spec.group == "console" for c in runner.calls)
+    status, escalations = await stored_tasks(settings)
+    assert status == "closed" and escalations == 1
+
+
+async def test_eof_while_waiting_for_a_person_leaves_the_task_waiting(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
+    out = await run_console(settings, runner, ["migrate the database"], pipes)
+    assert "answer: /approve" in out
+    assert await stored_tasks(settings) == ("waiting_human", 1)
+
+
+async def test_a_restarted_console_resumes_the_open_room(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner(
+        {
+            "owner": ["BLOCKED\nneed a decision", "DONE\nok", "DONE\nfinal"],
+            "arbiter": [ESCALATE],
+            "reviewer": ["APPROVED"],
+        }
+    )
+    await run_console(settings, runner, ["migrate the database"], pipes)
+    # A new console process (same database): it continues room 1 and can answer the question
+    # it never saw delivered (the store knows the open escalation).
+    out = await run_console(settings, runner, ["/approve"], pipes)
+    assert "room 1" in out.splitlines()[0]
+    order(out, "[owner] DONE", "[reviewer] APPROVED")
+    assert (await stored_tasks(settings))[0] == "closed"
+
+
+async def test_reject_closes_the_task(settings: Settings, pipes: list[Pipe]) -> None:
+    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
+    await run_console(settings, runner, ["drop the old API", "/reject"], pipes)
+    assert [c.role for c in runner.calls] == ["owner", "arbiter"]
+    assert (await stored_tasks(settings))[0] == "closed"
+
+
+async def test_an_answer_typed_as_text_reaches_the_owner(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner(
+        {
+            "owner": ["BLOCKED\nwhich port?", "DONE\nport 8080", "DONE"],
+            "arbiter": [ESCALATE],
+            "reviewer": ["APPROVED"],
+        }
+    )
+    await run_console(settings, runner, ["serve the app", "use port 8080 please"], pipes)
+    second_owner = runner.calls_for("owner")[1]
+    assert "use port 8080 please" in second_owner.prompt
+    assert (await stored_tasks(settings))[0] == "closed"
+
+
+async def test_a_non_approver_cannot_answer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pipes: list[Pipe]
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["bob"]')
+    settings = load_settings(env_file=None)
+    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
+    out = await run_console(settings, runner, ["deploy", "/approve"], pipes)
+    assert "approver" in out.split("/approve (", 1)[1]  # the engine's refusal is shown
+    assert await stored_tasks(settings) == ("waiting_human", 1)
+
+
+async def test_next_task_after_close_opens_a_new_room(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner(default={"owner": "DONE", "reviewer": "APPROVED"})
+    await run_console(settings, runner, ["first task", "second task"], pipes)
+    assert (await stored_tasks(settings, ROOM1))[0] == "closed"
+    assert (await stored_tasks(settings, RoomRef("console", "local", "2")))[0] == "closed"
+    assert {c.spec.request.prompt.count("second task") > 0 for c in runner.calls} == {True, False}
+    # And a new console process starts after the used rooms.
+    await run_console(settings, runner, ["third task"], pipes)
+    assert (await stored_tasks(settings, RoomRef("console", "local", "3")))[0] == "closed"
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+async def test_commands_without_a_task(settings: Settings, pipes: list[Pipe]) -> None:
+    runner = ScriptedRunner()
+    out = await run_console(
+        settings,
+        runner,
+        ["/status", "/approve", "/stop", "/frobnicate", "/help", "", "/quit"],
+        pipes,
+    )
+    assert "no task yet" in out
+    assert "nothing to approve" in out
+    assert "no open task to stop" in out
+    assert "unknown command /frobnicate" in out
+    assert out.count("commands: /approve") == 2  # in the unknown-command reply and in /help
+    assert runner.calls == []
+
+
+async def test_status_shows_where_the_task_stands(settings: Settings, pipes: list[Pipe]) -> None:
+    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
+    out = await run_console(settings, runner, ["add a cache", "/status"], pipes)
+    status_text = out.rsplit("or type a reply", 1)[1]
+    assert "waiting_human" in status_text or "waiting" in status_text.lower()
+
+
+async def test_stop_closes_a_running_task(settings: Settings, pipes: list[Pipe]) -> None:
+    gate = asyncio.Event()  # never set: the owner works until stopped
+    runner = ScriptedRunner({"owner": [Reply("DONE", gate=gate)]})
+    pipe = Pipe()
+    pipes.append(pipe)
+    out = io.StringIO()
+    console = asyncio.create_task(
+        chat(settings, stdin=pipe.reader, stdout=out, runner=runner, lockstep=False)
+    )
+    pipe.send("rewrite everything")
+    await runner.wait_calls(1)
+    pipe.send("/stop")
+    pipe.close()
+    assert await asyncio.wait_for(console, 30) == 0
+    assert runner.calls[0].cancelled
+    assert (await stored_tasks(settings))[0] == "closed"
+
+
+async def test_quit_leaves_a_running_task_for_the_next_start(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    gate = asyncio.Event()
+    runner = ScriptedRunner({"owner": [Reply("DONE", gate=gate)]})
+    pipe = Pipe()
+    pipes.append(pipe)
+    console = asyncio.create_task(
+        chat(settings, stdin=pipe.reader, stdout=io.StringIO(), runner=runner, lockstep=False)
+    )
+    pipe.send("long job")
+    await runner.wait_calls(1)
+    pipe.send("/quit")
+    assert await asyncio.wait_for(console, 30) == 0
+    assert (await stored_tasks(settings))[0] == "owner_turn"  # resumes on the next start
+
+
+# -- the platform side: printing ----------------------------------------------------------------
+
+
+async def test_a_redelivered_message_is_printed_once() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out)
+    message = Outbound(ROOM1, "DONE\nall good", persona="owner", outbox_id=41)
+    first = await platform.deliver(message)
+    again = await platform.deliver(message)
+    assert first == again and first is not None
+    assert out.getvalue().count("[owner] DONE") == 1
+    other = await platform.deliver(Outbound(ROOM1, "DONE\nall good", persona="owner", outbox_id=42))
+    assert other != first and out.getvalue().count("[owner] DONE") == 2
+
+
+async def test_progress_edits_when_piped_are_one_line_per_change() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=False)
+    progress = await platform.deliver(Outbound(ROOM1, "owner is working", persona="owner"))
+    for text in ("reading a.py", "reading a.py", "running tests"):
+        edited = await platform.deliver(Outbound(ROOM1, text, persona="owner", edit_of=progress))
+        assert edited == progress
+    assert out.getvalue() == (
+        "[owner] owner is working\n[owner] reading a.py\n[owner] running tests\n"
+    )
+    assert "\x1b" not in out.getvalue()  # no terminal codes in a pipe
+
+
+async def test_progress_edits_on_a_terminal_rewrite_the_status_line() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=True)
+    progress = await platform.deliver(Outbound(ROOM1, "working", persona="reviewer"))
+    await platform.deliver(Outbound(ROOM1, "running tests", persona="reviewer", edit_of=progress))
+    assert out.getvalue() == "[reviewer] working\n\x1b[1A\r\x1b[K[reviewer] running tests\n"
+    # Once something else was printed, an edit is a new line rather than a rewrite far above.
+    await platform.deliver(Outbound(ROOM1, "note", outbox_id=3))
+    await platform.deliver(Outbound(ROOM1, "still testing", persona="reviewer", edit_of=progress))
+    assert out.getvalue().endswith("[tribunal] note\n[reviewer] still testing\n")
+
+
+async def test_escalation_buttons_are_remembered_and_explained() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out)
+    actions = (Action("approve", "Approve", "9", "primary"), Action("reject", "Reject", "9"))
+    await platform.deliver(Outbound(ROOM1, "May I?", persona="arbiter", actions=actions))
+    assert platform.latest_escalation == "9"
+    assert out.getvalue() == (
+        "[arbiter] May I?\n  answer: /approve (Approve) · /reject (Reject) · or type a reply\n"
+    )
