@@ -89,7 +89,7 @@ async def after_work_turn(
         change.event = "ceiling" if instead else (marker if marker in STUCK else "deadlock")
         change.escalation = instead
         then = "asking the people here" if instead else "calling the arbiter"
-        note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason}. {then.capitalize()}."
+        note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason} → {then}."
         change.outbox.append(post(room, turn, note, key="firing", persona="tribunal"))
     else:
         change.event = marker

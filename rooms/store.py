@@ -9,12 +9,8 @@ lease on each task decides who drives it, and UNIQUE(task_id, seq) makes every t
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiosqlite
@@ -26,11 +22,11 @@ from rooms.records import (
     FiringRow,
     Message,
     OutboxDraft,
-    OutboxRow,
     VerdictRow,
 )
 from rooms.schema import MIGRATIONS
 from rooms.store_apply import apply_change
+from rooms.store_outbox import OutboxStore
 from rooms.store_rows import (
     Abort,
     enqueue,
@@ -39,7 +35,6 @@ from rooms.store_rows import (
     one,
     record_event,
     to_escalation,
-    to_outbox,
     to_task,
     to_turn,
 )
@@ -51,12 +46,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store:
-    def __init__(self, db: aiosqlite.Connection, path: str) -> None:
-        self._db = db
-        self.path = path
-        self._lock = asyncio.Lock()
-
+class Store(OutboxStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
@@ -81,10 +71,6 @@ class Store:
             raise
         return store
 
-    async def close(self) -> None:
-        async with self._lock:
-            await self._db.close()
-
     async def _migrate(self) -> None:
         for _ in MIGRATIONS:
             async with self._tx() as db:
@@ -105,35 +91,6 @@ class Store:
     async def schema_version(self) -> int:
         rows = await self._rows("PRAGMA user_version")
         return int(rows[0][0])
-
-    # -- plumbing ------------------------------------------------------------------------------
-
-    @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction. A failure or a cancellation anywhere inside rolls it back.
-
-        aiosqlite runs statements in order on one worker thread, so a ROLLBACK issued after a
-        cancelled statement still runs after it."""
-        async with self._lock:
-            try:
-                await self._db.execute("BEGIN IMMEDIATE")
-                yield self._db
-            except BaseException:
-                # When BEGIN itself failed (busy) there is nothing to roll back.
-                with contextlib.suppress(sqlite3.OperationalError):
-                    await self._db.execute("ROLLBACK")
-                raise
-            else:
-                try:
-                    await self._db.execute("COMMIT")
-                except sqlite3.Error:
-                    with contextlib.suppress(sqlite3.OperationalError):
-                        await self._db.execute("ROLLBACK")
-                    raise
-
-    async def _rows(self, sql: str, args: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        async with self._lock:  # never read in the middle of another coroutine's transaction
-            return list(await self._db.execute_fetchall(sql, tuple(args)))
 
     # -- events (inbound de-duplication) -------------------------------------------------------
 
@@ -312,11 +269,6 @@ class Store:
         rows = await self._rows("SELECT * FROM turns WHERE task_id=? ORDER BY seq", (task_id,))
         return [to_turn(r) for r in rows]
 
-    async def turn_phases(self, task_id: int) -> dict[int, str]:
-        """seq → the task status the turn ran in (a finalize turn is an owner turn too)."""
-        rows = await self._rows("SELECT seq, phase FROM turns WHERE task_id=?", (task_id,))
-        return {int(r[0]): str(r[1]) for r in rows}
-
     async def usage_totals(self, task_id: int) -> tuple[int, int, float]:
         rows = await self._rows(
             "SELECT COALESCE(SUM(input_tokens),0), COALESCE(SUM(output_tokens),0),"
@@ -394,77 +346,3 @@ class Store:
             "SELECT * FROM escalations WHERE task_id=? AND status='open'", (task_id,)
         )
         return to_escalation(rows[0]) if rows else None
-
-    # -- outbox --------------------------------------------------------------------------------
-
-    async def enqueue(
-        self, drafts: list[OutboxDraft], now: float, *, group: str, event_id: str | None = None
-    ) -> bool:
-        """Enqueue replies that change nothing else (status, refusals). With `event_id` the event
-        is recorded in the same transaction; False when it was handled before."""
-        try:
-            async with self._tx() as db:
-                if event_id and not await record_event(db, event_id, now):
-                    raise Abort
-                for draft in drafts:
-                    await ensure_room(db, draft.room, group, now)
-                    await enqueue(db, draft, None, now)
-                return True
-        except Abort:
-            return False
-
-    async def pending_outbox(self, limit: int = 200) -> list[OutboxRow]:
-        """Pending rows in id order, due or not, claimed or not: the deliverer keeps each room's
-        order, so a row that must wait holds back the rows after it in its room."""
-        rows = await self._rows(
-            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
-            " JOIN rooms r ON r.key = o.room WHERE o.status='pending' ORDER BY o.id LIMIT ?",
-            (limit,),
-        )
-        return [to_outbox(r) for r in rows]
-
-    async def outbox(self, *, status: str | None = None) -> list[OutboxRow]:
-        sql = (
-            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
-            " JOIN rooms r ON r.key = o.room"
-        )
-        args: tuple[Any, ...] = ()
-        if status:
-            sql += " WHERE o.status=?"
-            args = (status,)
-        rows = await self._rows(sql + " ORDER BY o.id", args)
-        return [to_outbox(r) for r in rows]
-
-    async def count_pending(self) -> int:
-        rows = await self._rows("SELECT COUNT(*) FROM outbox WHERE status='pending'")
-        return int(rows[0][0])
-
-    async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
-        """Take one pending row for delivery so that two deliverers do not post it both."""
-        async with self._tx() as db:
-            cursor = await db.execute(
-                "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
-                " WHERE id=? AND status='pending'"
-                " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?)",
-                (owner, now + lease_s, row_id, owner, now),
-            )
-            return cursor.rowcount == 1
-
-    async def mark_sent(self, row_id: int, message_id: str | None, now: float) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
-                " claimed_until=NULL, last_error=NULL WHERE id=?",
-                (message_id, now, row_id),
-            )
-
-    async def mark_failed(
-        self, row_id: int, error: str, retry_at: float, *, give_up: bool = False
-    ) -> None:
-        """Record a failed attempt; the row stays pending until `retry_at` (or is dead)."""
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
-                " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
-                (error[:2000], retry_at, give_up, row_id),
-            )

@@ -105,17 +105,24 @@ async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: in
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
+    interrupted = False
     try:
         await asyncio.wait({work})
+    except asyncio.CancelledError:
+        interrupted = True
+        raise
     finally:
         keeper.cancel()
         if not work.done():
             work.cancel()  # we were cancelled: stop the agent (closing its event stream)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(work, keeper, return_exceptions=True)
-    if outcome.lost_lease:
-        return outcome
-    await progress.finish("failed" if outcome.failed else "finished")
+        if interrupted or outcome.lost_lease:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                async with asyncio.timeout(5):
+                    await progress.finish("was interrupted")
+    if not outcome.lost_lease:
+        await progress.finish("failed" if outcome.failed else "finished")
     return outcome
 
 

@@ -159,6 +159,7 @@ async def test_stop_command_cancels_the_running_turn_and_closes(tmp_path: Path) 
         assert turn.status == "interrupted"
         assert turn.error is not None and "stopped by bob" in turn.error
         assert "⏹ Task #1 stopped by bob. It is closed." in kit.platform.texts()
+        assert kit.platform.progress()[0].text == "owner was interrupted (turn 1, 1 steps)"
         assert len(kit.runner.calls) == 1
         assert (await kit.store.task_extras(1))["lease_owner"] is None
 

@@ -160,3 +160,19 @@ async def test_a_failed_twice_escalation_names_the_failure_and_approve_retries(
         await kit.click("approve", str(esc.id))
         await kit.settle()
         assert (await kit.task()).status == "closed"
+
+
+async def test_a_waiting_task_stays_waiting_across_a_restart(tmp_path: Path) -> None:
+    db = str(tmp_path / "shared.db")
+    async with engine_kit(tmp_path, ESCALATING, db=db) as kit:
+        esc_id = await escalated(kit)
+    script: Script = {"owner": ["DONE\ncarried on", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script, db=db) as kit:
+        await kit.settle()
+        assert (await kit.task()).status == "waiting_human"
+        assert kit.runner.calls == []
+        assert kit.platform.texts() == []  # nothing was posted again
+        await kit.click("approve", esc_id)
+        await kit.settle()
+        assert (await kit.task()).status == "closed"
+        assert kit.roles() == ["owner", "reviewer", "owner"]

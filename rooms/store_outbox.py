@@ -1,0 +1,85 @@
+"""The outbox part of the store: enqueue, claim, mark sent or failed (DESIGN §7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rooms.records import OutboxDraft, OutboxRow
+from rooms.store_base import StoreBase
+from rooms.store_rows import Abort, enqueue, ensure_room, record_event, to_outbox
+
+
+class OutboxStore(StoreBase):
+    # -- outbox --------------------------------------------------------------------------------
+
+    async def enqueue(
+        self, drafts: list[OutboxDraft], now: float, *, group: str, event_id: str | None = None
+    ) -> bool:
+        """Enqueue replies that change nothing else (status, refusals). With `event_id` the event
+        is recorded in the same transaction; False when it was handled before."""
+        try:
+            async with self._tx() as db:
+                if event_id and not await record_event(db, event_id, now):
+                    raise Abort
+                for draft in drafts:
+                    await ensure_room(db, draft.room, group, now)
+                    await enqueue(db, draft, None, now)
+                return True
+        except Abort:
+            return False
+
+    async def pending_outbox(self, limit: int = 200) -> list[OutboxRow]:
+        """Pending rows in id order, due or not, claimed or not: the deliverer keeps each room's
+        order, so a row that must wait holds back the rows after it in its room."""
+        rows = await self._rows(
+            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+            " JOIN rooms r ON r.key = o.room WHERE o.status='pending' ORDER BY o.id LIMIT ?",
+            (limit,),
+        )
+        return [to_outbox(r) for r in rows]
+
+    async def outbox(self, *, status: str | None = None) -> list[OutboxRow]:
+        sql = (
+            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+            " JOIN rooms r ON r.key = o.room"
+        )
+        args: tuple[Any, ...] = ()
+        if status:
+            sql += " WHERE o.status=?"
+            args = (status,)
+        rows = await self._rows(sql + " ORDER BY o.id", args)
+        return [to_outbox(r) for r in rows]
+
+    async def count_pending(self) -> int:
+        rows = await self._rows("SELECT COUNT(*) FROM outbox WHERE status='pending'")
+        return int(rows[0][0])
+
+    async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
+        """Take one pending row for delivery so that two deliverers do not post it both."""
+        async with self._tx() as db:
+            cursor = await db.execute(
+                "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
+                " WHERE id=? AND status='pending'"
+                " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?)",
+                (owner, now + lease_s, row_id, owner, now),
+            )
+            return cursor.rowcount == 1
+
+    async def mark_sent(self, row_id: int, message_id: str | None, now: float) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
+                " claimed_until=NULL, last_error=NULL WHERE id=?",
+                (message_id, now, row_id),
+            )
+
+    async def mark_failed(
+        self, row_id: int, error: str, retry_at: float, *, give_up: bool = False
+    ) -> None:
+        """Record a failed attempt; the row stays pending until `retry_at` (or is dead)."""
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
+                " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
+                (error[:2000], retry_at, give_up, row_id),
+            )
