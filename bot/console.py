@@ -24,6 +24,7 @@ import contextlib
 import io
 import itertools
 import os
+import signal
 import shutil
 import threading
 import time
@@ -314,16 +315,51 @@ async def chat(
     runner: Runner | None = None,
     lockstep: bool | None = None,
 ) -> int:
-    """Run the console room until /quit or end of input. `lockstep`: None = when not a TTY."""
+    """Run the console room until /quit, end of input or SIGTERM. `lockstep`: None = when
+    stdin is not a TTY."""
     tty = stdout.isatty() and stdin.isatty()
     platform = ConsolePlatform(stdout, tty=tty)
-    async with open_app(settings, platform, runner=runner) as app:
-        room = ConsoleRoom(
-            app.engine,
-            app.store,
-            platform,
-            user=settings.console.user,
-            lockstep=(not stdin.isatty()) if lockstep is None else lockstep,
-        )
-        await room.run(LineReader(stdin))
+    with _stop_on_sigterm() as terminated:
+        try:
+            async with open_app(settings, platform, runner=runner) as app:
+                room = ConsoleRoom(
+                    app.engine,
+                    app.store,
+                    platform,
+                    user=settings.console.user,
+                    lockstep=(not stdin.isatty()) if lockstep is None else lockstep,
+                )
+                await room.run(LineReader(stdin))
+        except asyncio.CancelledError:
+            if not terminated.is_set():
+                raise
+            # Stopped on request: the engine was stopped on the way out (a running turn is
+            # marked interrupted and runs again on the next start). That is a clean exit.
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
     return 0
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[threading.Event]:
+    """SIGTERM (a service manager stopping us) cancels the console like /quit would, so the
+    engine and store are closed properly instead of the process dying mid-write."""
+    terminated = threading.Event()
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+
+    def on_sigterm() -> None:
+        terminated.set()
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / no support
+        yield terminated
+        return
+    try:
+        yield terminated
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)

@@ -132,3 +132,26 @@ def test_a_task_through_claude_code_and_the_local_backend(tmp_path: Path) -> Non
         assert {c.headers.get("x-api-key") for c in calls} == {"sk-ant-console-test"}
         assert all("xoxb-must-not-leak" not in str(c.body) for c in calls)
         print(f"three Claude Code turns through `tribunal chat`: {elapsed:.1f} s")
+
+
+def test_sigterm_stops_the_console_cleanly(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [str(TRIBUNAL), "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("Tribunal console")  # up and reading stdin
+        proc.terminate()
+        proc.wait(timeout=60)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err

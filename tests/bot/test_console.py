@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -233,8 +234,9 @@ async def test_commands_without_a_task(settings: Settings, pipes: list[Pipe]) ->
 async def test_status_shows_where_the_task_stands(settings: Settings, pipes: list[Pipe]) -> None:
     runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
     out = await run_console(settings, runner, ["add a cache", "/status"], pipes)
-    status_text = out.rsplit("or type a reply", 1)[1]
-    assert "waiting_human" in status_text or "waiting" in status_text.lower()
+    status_text = out.rsplit("or type a reply", 1)[1]  # what /status printed, after the question
+    assert "Task #1: waiting for a person" in status_text
+    assert "Task: add a cache" in status_text
 
 
 async def test_stop_closes_a_running_task(settings: Settings, pipes: list[Pipe]) -> None:
@@ -270,6 +272,27 @@ async def test_quit_leaves_a_running_task_for_the_next_start(
     pipe.send("/quit")
     assert await asyncio.wait_for(console, 30) == 0
     assert (await stored_tasks(settings))[0] == "owner_turn"  # resumes on the next start
+
+
+async def test_sigterm_during_a_turn_stops_cleanly(settings: Settings, pipes: list[Pipe]) -> None:
+    runner = ScriptedRunner({"owner": [Reply("DONE", gate=asyncio.Event())]})
+    pipe = Pipe()
+    pipes.append(pipe)
+    console = asyncio.create_task(
+        chat(settings, stdin=pipe.reader, stdout=io.StringIO(), runner=runner, lockstep=True)
+    )
+    pipe.send("long job")
+    await runner.wait_calls(1)
+    os.kill(os.getpid(), signal.SIGTERM)  # handled by the console while it runs
+    assert await asyncio.wait_for(console, 30) == 0
+    assert runner.calls[0].cancelled
+    store = await Store.open(str(settings.db_path))
+    try:
+        task = await store.latest_task_in(ROOM1)
+        assert task is not None and task.status == "owner_turn"  # resumes on the next start
+        assert [t.status for t in await store.turns(task.id)] == ["interrupted"]
+    finally:
+        await store.close()
 
 
 # -- the platform side: printing ----------------------------------------------------------------
