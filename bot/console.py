@@ -24,8 +24,8 @@ import contextlib
 import io
 import itertools
 import os
-import signal
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
