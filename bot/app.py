@@ -13,10 +13,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rooms.engine import Engine
-
 from bot.policies import SettingsPolicies
 from bot.settings import Settings, SettingsError
+from rooms.engine import Engine
 from rooms.ports import Clock, Platform, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
@@ -88,7 +87,7 @@ async def open_app(
     """Store opened and migrated, engine started (open tasks resume); both closed on exit.
 
     `runner` replaces the backend of the settings (tests); credentials are added either way."""
-    data = settings.data
+    data = settings.data.resolve()  # absolute, so decision record links work from anywhere
     data.mkdir(parents=True, exist_ok=True)
     Path(settings.db_path).parent.mkdir(parents=True, exist_ok=True)
     backend = runner if runner is not None else make_backend(settings)

@@ -13,13 +13,15 @@ from rooms.model import AgentConfig, GroupPolicy, RoomRef
 def group_policy(name: str, group: GroupBase) -> GroupPolicy:
     return GroupPolicy(
         name=name,
-        workspace=str(group.workspace) if group.workspace is not None else None,
+        # Absolute: a container backend bind-mounts it, and relative paths would depend on the
+        # working directory of whoever runs the turn.
+        workspace=str(group.workspace.resolve()) if group.workspace is not None else None,
         owner=AgentConfig(agent=group.owner.agent, model=group.owner.model),
         reviewer=AgentConfig(agent=group.reviewer.agent, model=group.reviewer.model),
         arbiter=AgentConfig(agent=group.arbiter.agent, model=group.arbiter.model),
         approvers=frozenset(group.approvers),
         thresholds=group.thresholds.to_thresholds(),
-        prompt_overrides={role: str(path) for role, path in group.prompts.items()},
+        prompt_overrides={role: str(path.resolve()) for role, path in group.prompts.items()},
         idle_timeout_s=group.timeouts.idle_s,
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,

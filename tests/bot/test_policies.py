@@ -66,3 +66,17 @@ def test_rooms_of_no_group_are_not_ours() -> None:
     assert policies.for_room(RoomRef("discord", "C1", "1")) is None  # same id, other platform
     assert policies.for_room(RoomRef("console", "elsewhere", "1")) is None
     assert [p.name for p in policies.groups()] == ["console", "a"]
+
+
+def test_relative_paths_become_absolute(tmp_path: Path) -> None:
+    Path("repo").mkdir()
+    Path("owner.md").write_text("prompt")
+    Path("tribunal.toml").write_text(
+        '[console]\nworkspace = "repo"\nprompts = { owner = "owner.md" }\n'
+    )
+    policy = SettingsPolicies(load_settings(env_file=None)).for_room(
+        RoomRef("console", "local", "1")
+    )
+    assert policy is not None
+    assert policy.workspace == str(Path.cwd() / "repo")
+    assert policy.prompt_overrides == {"owner": str(Path.cwd() / "owner.md")}
