@@ -1,0 +1,157 @@
+"""Engine throughput: many rooms of scripted turns through the real engine and store.
+
+    .venv/bin/python -m tests.bench.bench_engine [--rooms 200] [--turns 10]
+
+Each room runs one task whose owner and reviewer answer instantly (a scripted runner, no
+process): owner DONE / reviewer CHANGES_REQUESTED with a new finding each round, the last reviewer
+turn APPROVED, then the owner's finalize turn. Printed: turns/s, the orchestration overhead per
+turn (from the end of one runner call to the start of the next in the same task: prompt
+building, marker parsing, detectors, store writes, outbox), peak RSS, and the ratio of the engine
+run to a floor measured in the same run: the same number of single-row write transactions on a
+store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently as the rooms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiosqlite
+
+from rooms.engine import Engine
+from rooms.model import GroupPolicy, Inbound, RoomRef, Thresholds
+from rooms.store import Store
+from runners.protocol import RunEvent, RunSpec
+from tests.fakes.platform import RecordingPlatform
+
+
+class InstantRunner:
+    """Answers at once; records when each call started and ended, per task."""
+
+    def __init__(self, rounds: int) -> None:
+        self.rounds = rounds
+        self.seen: dict[str, int] = defaultdict(int)  # task -> reviewer turns so far
+        self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        started = time.perf_counter()
+        task = spec.env.get("TRIBUNAL_TASK", spec.group)
+        role = spec.request.role
+        if role == "reviewer":
+            self.seen[task] += 1
+            n = self.seen[task]
+            if n >= self.rounds:
+                text = "APPROVED\nall good"
+            else:
+                text = f"CHANGES_REQUESTED\n- finding {n}: handle case {n * 7} in parse()"
+        else:
+            text = f"DONE\nround {self.seen[task] + 1}: changed parse() for case {self.seen[task]}"
+        yield RunEvent(kind="usage", input_tokens=100, output_tokens=20)
+        yield RunEvent(kind="final", text=text)
+        self.spans[task].append((started, time.perf_counter()))
+
+
+class OneGroup:
+    def __init__(self) -> None:
+        self.policy = GroupPolicy(name="bench", thresholds=Thresholds(round_cap=50))
+
+    def for_room(self, room: RoomRef) -> GroupPolicy | None:
+        return self.policy
+
+
+async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, list[float]]:
+    store = await Store.open(str(db))
+    runner = InstantRunner(rounds)
+    platform = RecordingPlatform()
+    engine = Engine(store, runner, platform, OneGroup())
+    await engine.start()
+    started = time.perf_counter()
+    for i in range(rooms):
+        await engine.handle(
+            Inbound(
+                room=RoomRef("bench", "C", f"T{i}"),
+                user="U1",
+                text=f"task {i}: make parse() handle every case",
+                event_id=f"e{i}",
+                mentions_bot=True,
+            )
+        )
+    await engine.idle()
+    elapsed = time.perf_counter() - started
+    await engine.stop()
+    await store.close()
+    gaps = [
+        nxt[0] - cur[1]
+        for spans in runner.spans.values()
+        for cur, nxt in zip(spans, spans[1:], strict=False)
+    ]
+    return elapsed, sum(len(s) for s in runner.spans.values()), gaps
+
+
+async def run_floor(db: Path, writes: int, concurrency: int) -> float:
+    """The same number of single-row write transactions, as concurrent as the rooms."""
+    conn = await aiosqlite.connect(str(db), isolation_level=None)
+    for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=5000"):
+        await conn.execute(f"PRAGMA {pragma}")
+    await conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, room INTEGER, body TEXT)")
+    lock = asyncio.Lock()
+
+    async def room(r: int, n: int) -> None:
+        for k in range(n):
+            async with lock:
+                await conn.execute("BEGIN IMMEDIATE")
+                await conn.execute("INSERT INTO t (room, body) VALUES (?, ?)", (r, f"turn {k}"))
+                await conn.execute("COMMIT")
+
+    per_room = max(1, writes // concurrency)
+    started = time.perf_counter()
+    await asyncio.gather(*(room(r, per_room) for r in range(concurrency)))
+    elapsed = time.perf_counter() - started
+    await conn.close()
+    return elapsed
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rooms", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=10, help="owner+reviewer turns per room")
+    args = parser.parse_args()
+    rounds = max(1, args.turns // 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        _, _, solo_gaps = await run_engine(Path(tmp) / "solo.db", 1, rounds)
+        engine_s, turns, gaps = await run_engine(Path(tmp) / "engine.db", args.rooms, rounds)
+        floor_s = await run_floor(Path(tmp) / "floor.db", turns, args.rooms)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = [
+        ("rooms", f"{args.rooms}"),
+        ("turns run (incl. finalize)", f"{turns}"),
+        ("engine wall time", f"{engine_s:.2f} s"),
+        ("turns/s", f"{turns / engine_s:.0f}"),
+        ("overhead per turn, one room alone, p50", f"{statistics.median(solo_gaps) * 1000:.1f} ms"),
+        ("overhead per turn p50", f"{statistics.median(gaps) * 1000:.1f} ms"),
+        ("overhead per turn p99", f"{percentile(gaps, 99) * 1000:.1f} ms"),
+        ("peak RSS", f"{rss_mb:.0f} MiB"),
+        ("floor: same number of raw store writes", f"{floor_s:.2f} s"),
+        ("engine / floor", f"{engine_s / floor_s:.1f}x"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
