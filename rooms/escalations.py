@@ -1,10 +1,11 @@
 """Questions to the humans (DESIGN §2, §3): asking one, and taking an answer to it.
 
 An escalation is announced with Approve/Reject buttons whose value is its id. Only approvers
-decide (an empty approver list lets anyone in the room decide, so a group without one cannot get
-stuck). Approve, or a written answer, sends the task back to the owner with the answer in its
-next prompt; Reject closes it. A click on an escalation that is no longer open, or whose task has
-moved on, is stale and changes nothing. Every reply goes through the outbox.
+decide: a group with no approvers configured has nobody who may decide, and says so (its people
+can still `stop` the task); text in the room can never make someone an approver. Approve, or a
+written answer, sends the task back to the owner with the answer in its next prompt; Reject
+closes it. A click on an escalation that is no longer open, or whose task has moved on, is stale
+and changes nothing. Every reply goes through the outbox.
 """
 
 from __future__ import annotations
@@ -61,16 +62,24 @@ def ask(
 
 
 def may_answer(policy: GroupPolicy, user: str) -> bool:
-    return not policy.approvers or user in policy.approvers
+    return user in policy.approvers
 
 
 def _who(policy: GroupPolicy) -> str:
     if not policy.approvers:
-        return "Anyone in this room may answer."
+        return _NO_APPROVERS
     return "Only approvers can answer: " + ", ".join(sorted(policy.approvers)) + "."
 
 
+_NO_APPROVERS = (
+    "No approvers are configured for this group, so nobody can answer here: set `approvers` in "
+    "the group's settings. `stop` still closes the task."
+)
+
+
 def refusal(policy: GroupPolicy, user: str) -> str:
+    if not policy.approvers:
+        return f"{user}: {_NO_APPROVERS}"
     return f"{user}: only approvers can answer: {', '.join(sorted(policy.approvers))}."
 
 

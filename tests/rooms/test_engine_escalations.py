@@ -85,12 +85,20 @@ async def test_approve_as_a_command_without_an_open_question(tmp_path: Path) -> 
         assert kit.platform.texts() == ["There is no open question to answer here."]
 
 
-async def test_with_no_approvers_configured_anyone_may_answer(tmp_path: Path) -> None:
+async def test_with_no_approvers_configured_nobody_may_answer(tmp_path: Path) -> None:
+    """Only configured approvers decide: an empty list is nobody, never everybody."""
     async with engine_kit(tmp_path, ESCALATING, approvers=frozenset()) as kit:
         esc_id = await escalated(kit)
         announced = kit.platform.last_actions()
-        assert announced is not None and "Anyone in this room may answer." in announced.text
+        assert announced is not None and "No approvers are configured" in announced.text
         await kit.click("approve", esc_id, user="anyone")
+        await kit.say("yes, go ahead", user="anyone")
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "waiting_human"
+        refusals = [t for t in kit.platform.texts() if t.startswith("anyone: No approvers")]
+        assert len(refusals) == 2
+        await kit.say("@tribunal stop", user="anyone")
         await kit.settle()
         assert (await kit.task()).status == "closed"
 
