@@ -8,20 +8,26 @@ chat platform tokens never do.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
+from bot.backend import BackendKind, make_backend, running_backend
 from bot.policies import SettingsPolicies
-from bot.settings import Settings, SettingsError
+from bot.settings import Settings
 from rooms.engine import Engine
 from rooms.ports import Clock, Platform, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 
+__all__ = ["App", "CredentialedRunner", "make_backend", "model_env", "open_app"]
 
-def model_env(settings: Settings) -> dict[str, dict[str, str]]:
+
+def model_env(settings: Settings, backend: BackendKind) -> dict[str, dict[str, str]]:
     """Per agent type, the variables its runner needs to reach its model (and its binary)."""
     claude: dict[str, str] = {}
     if settings.anthropic_api_key is not None:
@@ -33,7 +39,7 @@ def model_env(settings: Settings) -> dict[str, dict[str, str]]:
         codex["OPENAI_API_KEY"] = settings.openai_api_key.get_secret_value()
     if settings.openai_base_url:
         codex["OPENAI_BASE_URL"] = settings.openai_base_url
-    if settings.codex_bin and settings.backend == "local":
+    if settings.codex_bin and backend == "local":
         codex["CODEX_BIN"] = settings.codex_bin  # in a container, the image's codex is on PATH
     return {"claude": claude, "codex": codex}
 
@@ -52,22 +58,6 @@ class CredentialedRunner:
         return self.inner.run(spec.model_copy(update={"env": {**extra, **spec.env}}))
 
 
-def make_backend(settings: Settings) -> Runner:
-    """The runner backend the settings ask for (before credentials are added)."""
-    if settings.backend == "docker":
-        # The Docker backend is wired here by the container work (DockerSettings).
-        raise SettingsError(
-            ["settings: backend (TRIBUNAL_BACKEND): 'docker' is not available in this build yet"]
-        )
-    from container.local import LocalBackend  # imported late: only the local backend needs it
-
-    homes = settings.data.resolve() / "homes"
-    homes.mkdir(parents=True, exist_ok=True)
-    # A home of our own under TRIBUNAL_DATA, so the agents' state stays out of the user's ~.
-    backend: Runner = LocalBackend(env={"HOME": str(homes)})
-    return backend
-
-
 @dataclass
 class App:
     settings: Settings
@@ -83,29 +73,40 @@ async def open_app(
     *,
     runner: Runner | None = None,
     clock: Clock | None = None,
+    warn: TextIO | None = None,
 ) -> AsyncIterator[App]:
-    """Store opened and migrated, engine started (open tasks resume); both closed on exit.
+    """Backend ready, store opened and migrated, engine started (open tasks resume); all closed
+    on exit, the engine first. The backend is the settings' choice (bot/backend.py); its
+    warning, if any, goes to `warn` (stderr). Raises BackendUnavailable (a SettingsError) when
+    the docker backend was asked for and cannot work.
 
     `runner` replaces the backend of the settings (tests); credentials are added either way."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
     data.mkdir(parents=True, exist_ok=True)
     Path(settings.db_path).parent.mkdir(parents=True, exist_ok=True)
-    backend = runner if runner is not None else make_backend(settings)
-    policies = SettingsPolicies(settings)
-    store = await Store.open(str(settings.db_path))
-    try:
+    async with contextlib.AsyncExitStack() as stack:
+        if runner is not None:
+            backend, kind = runner, _kind_of(settings)
+        else:
+            out = warn if warn is not None else sys.stderr
+            backend, choice = await stack.enter_async_context(running_backend(settings, warn=out))
+            kind = choice.kind
+        policies = SettingsPolicies(settings)
+        store = await Store.open(str(settings.db_path))
+        stack.push_async_callback(store.close)
         engine = Engine(
             store,
-            CredentialedRunner(backend, model_env(settings)),
+            CredentialedRunner(backend, model_env(settings, kind)),
             platform,
             policies,
             clock=clock,
             data_dir=str(data / "records"),
         )
         await engine.start()
-        try:
-            yield App(settings, store, engine, policies)
-        finally:
-            await engine.stop()
-    finally:
-        await store.close()
+        stack.push_async_callback(engine.stop)
+        yield App(settings, store, engine, policies)
+
+
+def _kind_of(settings: Settings) -> BackendKind:
+    # A runner handed in by a test: only an explicit docker setting means "not on this host".
+    return "docker" if settings.backend == "docker" else "local"

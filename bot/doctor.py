@@ -1,28 +1,49 @@
 """`tribunal doctor`: one line per check, "ok" or what to do; exit 0 when every required check
 passes, 1 otherwise.
 
-Checks: settings; model credentials for the agent types in use; chat platform tokens; the runner
-binaries (claude from the claude_agent_sdk wheel, codex on PATH or configured); the database
-(opens, schema at the latest migration); the container engine (answers a ping). Which checks are
-required depends on the settings: with the local backend an unreachable engine is a warning (the
-turns run unisolated), with the docker backend it is a failure.
+Checks: settings; model credentials for the agent types in use; chat platform tokens; the backend
+the bot would use and why (bot/backend.py: `auto` picks docker when the engine answers and has
+the image); the container engine (answers a ping: name, version, API version); the runner image
+(present, with its id); the runner binaries; the database (opens, schema at the latest
+migration).
+
+The runner binaries are checked where the turns will run. On the local backend: claude from the
+claude_agent_sdk wheel and codex on PATH (or configured) on this host. On the docker backend: the
+image carries them, so one throwaway container of the image (no network, no capabilities,
+read-only, removed at once) runs `claude --version` and `codex --version`; that takes ~2 s on
+Podman (container start plus two binary starts), cheap enough for a one-off command and the
+only check that proves the binaries start in the image, which a label could not.
+
+Which checks are required depends on the settings: with `backend = "docker"` an unreachable
+engine or a missing image fails; with `auto` they are warnings (the bot falls back to local,
+unisolated turns); with `local` the engine is only reported.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bot.backend import (
+    BackendKind,
+    BackendUnavailable,
+    EngineProbe,
+    choose_backend,
+    probe_engine,
+    short_reason,
+)
 from bot.settings import Settings, SettingsError, load_settings
+from container.docker_backend import connect
 
 VERSION_TIMEOUT_S = 60.0  # the first start of a 400 MB binary from a cold disk can be slow
-PING_TIMEOUT_S = 5
 
 
 @dataclass(frozen=True)
@@ -56,10 +77,13 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     yield Check("settings", True, f"ok ({_describe(settings)})")
     yield check_credentials(settings)
     yield check_platforms(settings)
-    yield check_claude(settings)
-    yield check_codex(settings)
+    probe = probe_engine(settings)
+    backend, kind = check_backend(settings, probe)
+    yield backend
+    yield check_engine(settings, probe)
+    yield check_image(settings, probe)
+    yield from check_runners(settings, kind, probe)
     yield check_database(settings)
-    yield check_engine(settings)
 
 
 def _describe(settings: Settings) -> str:
@@ -148,13 +172,7 @@ def _version(binary: str) -> tuple[bool, str]:
     return True, first
 
 
-def _runner_required(settings: Settings, agent: str) -> bool:
-    # With the docker backend the binaries live in the image, not on this host.
-    return settings.backend == "local" and agent in settings.agents_in_use()
-
-
-def check_claude(settings: Settings) -> Check:
-    required = _runner_required(settings, "claude")
+def check_claude(required: bool) -> Check:
     binary = claude_binary()
     if binary is None or not binary.is_file():
         return Check(
@@ -166,8 +184,7 @@ def check_claude(settings: Settings) -> Check:
     return Check("runner claude", True, f"ok ({version}, {binary})", required)
 
 
-def check_codex(settings: Settings) -> Check:
-    required = _runner_required(settings, "codex")
+def check_codex(settings: Settings, required: bool) -> Check:
     configured = settings.codex_bin or os.environ.get("CODEX_BIN")
     binary = configured or shutil.which("codex")
     if not binary:
@@ -217,40 +234,145 @@ async def _schema_versions(path: Path) -> tuple[int, int]:
         await store.close()
 
 
-def check_engine(settings: Settings, ping: Callable[[str | None], str] | None = None) -> Check:
-    required = settings.backend == "docker"
-    where = settings.docker_host or os.environ.get("DOCKER_HOST") or "the default socket"
+def check_backend(settings: Settings, probe: EngineProbe) -> tuple[Check, BackendKind | None]:
+    """The backend the bot would use and why; None when the docker backend cannot work."""
     try:
-        version = (ping or ping_engine)(settings.docker_host)
-    except Exception as exc:  # the docker SDK raises many kinds; all mean "not reachable"
-        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        choice = choose_backend(settings, lambda _: probe)
+    except BackendUnavailable:
+        return Check(
+            "backend",
+            False,
+            f"docker (set by TRIBUNAL_BACKEND) cannot run: {probe.why_not()}: {probe.hint()}",
+        ), None
+    if choice.warning is not None:
+        text = (
+            f"local (auto), so the turns run unisolated on this host: {probe.why_not()}; "
+            f"to isolate them, {probe.hint()}"
+        )
+        return Check("backend", False, text, required=False), choice.kind
+    return Check("backend", True, f"ok ({choice.kind}, {choice.reason})"), choice.kind
+
+
+def check_engine(settings: Settings, probe: EngineProbe) -> Check:
+    required = settings.backend == "docker"
+    where = probe.where
+    if not probe.reachable:
         if required:
             return Check(
                 "engine",
                 False,
-                f"not reachable at {where} ({reason}): start Docker or Podman, or set DOCKER_HOST",
+                f"not reachable at {where} ({probe.error}): start Docker or Podman, or set "
+                "DOCKER_HOST",
             )
-        return Check(
-            "engine",
-            False,
-            f"not reachable at {where}: turns would run unisolated with the local backend",
-            required=False,
+        consequence = (
+            "not needed with TRIBUNAL_BACKEND=local"
+            if settings.backend == "local"
+            else "turns would run unisolated with the local backend"
         )
-    note = "" if required else "; set TRIBUNAL_BACKEND=docker to isolate the turns"
-    return Check("engine", True, f"ok (API {version} at {where}{note})", required)
+        return Check("engine", False, f"not reachable at {where}: {consequence}", required=False)
+    name = f"{probe.engine}, " if probe.engine else ""
+    return Check("engine", True, f"ok ({name}API {probe.api_version} at {where})", required)
 
 
-def ping_engine(host: str | None) -> str:
-    """Ping the Docker-API engine at `host` (None: DOCKER_HOST or the default socket)."""
-    import docker
+def check_image(settings: Settings, probe: EngineProbe) -> Check:
+    image = settings.docker.image
+    # Required only when the docker backend is asked for and the engine line did not fail yet.
+    required = settings.backend == "docker" and probe.reachable
+    if not probe.reachable:
+        return Check("image", False, f"{image}: not checked (no engine)", required=False)
+    if probe.image_id is None:
+        if probe.image_error == "not found":
+            what = f"{image} is missing on the engine: run `tribunal image build`"
+        else:
+            what = f"{image} cannot be looked up ({probe.image_error})"
+        if settings.backend == "local":
+            what += " (not needed with TRIBUNAL_BACKEND=local)"
+        return Check("image", False, what, required)
+    return Check("image", True, f"ok ({image}, {probe.image_id[:19]})", required)
 
-    client = (
-        docker.DockerClient(base_url=host, timeout=PING_TIMEOUT_S)
-        if host
-        else docker.from_env(timeout=PING_TIMEOUT_S)
-    )
+
+def check_runners(settings: Settings, kind: BackendKind | None, probe: EngineProbe) -> list[Check]:
+    """The runner binaries where the turns will run (see the module docstring)."""
+    needs = {agent: agent in settings.agents_in_use() for agent in ("claude", "codex")}
+    if kind == "local":
+        return [check_claude(needs["claude"]), check_codex(settings, needs["codex"])]
+    if kind is None or probe.image_id is None:
+        return [
+            Check(f"runner {agent}", False, "not checked: no usable image", required=False)
+            for agent in needs
+        ]
     try:
-        client.ping()
-        return str(client.api.api_version)
+        found = image_runner_versions(settings, probe.image_id)
+    except Exception as exc:  # the engine failed the throwaway container
+        reason = short_reason(exc)
+        return [
+            Check(f"runner {agent}", False, f"the image check failed: {reason}", required)
+            for agent, required in needs.items()
+        ]
+    checks = []
+    for agent, required in needs.items():
+        ok, text = found.get(agent, (False, "no answer from the image check"))
+        if ok:
+            checks.append(Check(f"runner {agent}", True, f"ok ({text}, in the image)", required))
+        else:
+            fix = f"rebuild the image (`tribunal image build`): {text}"
+            checks.append(Check(f"runner {agent}", False, fix, required))
+    return checks
+
+
+# Runs inside the image: each binary's --version, as JSON {agent: [ok, first line]}.
+_VERSIONS_SCRIPT = """
+import json, pathlib, shutil, subprocess, sys
+timeout = float(sys.argv[1])
+found = {}
+try:
+    import claude_agent_sdk
+    claude = str(pathlib.Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude")
+except ImportError:
+    claude = None
+for agent, binary in (("claude", claude), ("codex", shutil.which("codex"))):
+    if binary is None:
+        found[agent] = [False, "not in the image"]
+        continue
+    try:
+        argv = [binary, "--version"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        lines = (done.stdout or done.stderr).strip().splitlines()
+        first = lines[0] if lines else ""
+        ok = done.returncode == 0
+        found[agent] = [ok, first if ok else f"exited {done.returncode}: {first}"]
+    except Exception as exc:
+        found[agent] = [False, f"cannot run: {exc}"]
+print(json.dumps(found))
+"""
+
+
+def image_runner_versions(settings: Settings, image_id: str) -> dict[str, tuple[bool, str]]:
+    """`claude --version` and `codex --version` in a throwaway container of the image."""
+    client = connect(settings.docker_host, timeout=int(VERSION_TIMEOUT_S) * 2 + 30)
+    container = None
+    try:
+        container = client.containers.run(
+            image_id,
+            ["python3", "-c", _VERSIONS_SCRIPT, str(VERSION_TIMEOUT_S)],
+            detach=True,
+            labels={"tribunal.doctor": "1"},
+            user="1000:1000",
+            network_mode="none",
+            read_only=True,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            tmpfs={"/tmp": "rw,size=64m,mode=1777", "/home/runner": "rw,size=64m,mode=1777"},
+            mem_limit=settings.docker.mem_limit,
+            pids_limit=settings.docker.pids_limit,
+        )
+        container.wait(timeout=VERSION_TIMEOUT_S * 2 + 10)
+        output = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+        lines = output.strip().splitlines()
+        answer = json.loads(lines[-1]) if lines else {}
+        return {agent: (bool(ok), str(text)) for agent, (ok, text) in answer.items()}
     finally:
+        if container is not None:
+            with contextlib.suppress(Exception):
+                container.remove(force=True)
         client.close()

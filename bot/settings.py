@@ -18,6 +18,7 @@ unknown agent, a negative threshold, a missing prompt file, a malformed TOML fil
 from __future__ import annotations
 
 import getpass
+import hashlib
 import re
 import tomllib
 from collections.abc import Iterator
@@ -53,6 +54,7 @@ CONSOLE_CHANNEL = "local"
 CONSOLE_GROUP = "console"
 ROLES = ("owner", "reviewer", "arbiter")
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
 class SettingsError(Exception):
@@ -157,16 +159,48 @@ class ConsoleSettings(GroupBase):
 
 
 class DockerSettings(_Section):
-    """The Docker backend (container/): image and per-container limits. The engine address is
-    `DOCKER_HOST` (Settings.docker_host)."""
+    """The Docker backend (container/): image, per-container limits, network and instance. The
+    engine address is `DOCKER_HOST` (Settings.docker_host).
 
-    image: str = "tribunal-runner:latest"
+    `network_mode`: the network of the runner containers. The default "bridge" lets the agents
+    reach anything the host can; production should use a network of its own whose egress reaches
+    only the model APIs (or "none" plus a host-side credential proxy). Tests use "host" so that
+    the fake model APIs on 127.0.0.1 are reachable.
+
+    `instance`: the `tribunal.instance` label value that marks this bot's containers. A restarted
+    bot finds (reuses or removes) the containers of its own instance and leaves other bots'
+    alone. Unset: derived from the data folder's absolute path (Settings.docker_instance), which
+    is stable across restarts and distinct for two bots with two data folders.
+
+    `idle_timeout_s` / `hard_timeout_s`: ceilings for container turns; each group's `timeouts`
+    apply to its turns, capped by these."""
+
+    image: str = Field("tribunal-runner:latest", min_length=1)
     mem_limit: str = "4g"
     nano_cpus: int = Field(2_000_000_000, ge=1)
     pids_limit: int = Field(512, ge=1)
     idle_timeout_s: float = Field(300.0, gt=0)
     hard_timeout_s: float = Field(1800.0, gt=0)
     concurrency: int = Field(5, ge=1)
+    network_mode: str = Field("bridge", min_length=1)
+    instance: str | None = None
+
+    @field_validator("instance")
+    @classmethod
+    def _instance_is_a_label_value(cls, value: str | None) -> str | None:
+        # It also becomes part of container names, so keep it to what names allow.
+        if value is not None and not _INSTANCE.match(value):
+            raise ValueError(
+                f"use 1 to 63 letters, digits, '_', '-' or '.', starting with a letter or digit "
+                f"(got {value!r})"
+            )
+        return value
+
+
+def default_instance(data: Path) -> str:
+    """The instance label of a bot whose data folder is `data`: a hash of its absolute path."""
+    digest = hashlib.sha256(str(data.expanduser().resolve()).encode()).hexdigest()
+    return f"data-{digest[:12]}"
 
 
 def _login_name() -> str:
@@ -193,7 +227,8 @@ class Settings(BaseSettings):
     data: Path = Path(".tribunal")  # TRIBUNAL_DATA: decision records, runner homes
     db: Path | None = None  # TRIBUNAL_DB; None: <data>/tribunal.db
     http_port: int | None = Field(None, ge=1, le=65535)  # TRIBUNAL_HTTP_PORT (Slack HTTP mode)
-    backend: Literal["local", "docker"] = "local"
+    # auto: docker when the engine answers and has the image, else local (with a warning).
+    backend: Literal["auto", "local", "docker"] = "auto"
     codex_bin: str | None = _alias("TRIBUNAL_CODEX_BIN", "CODEX_BIN")
 
     slack_bot_token: SecretStr | None = _alias("SLACK_BOT_TOKEN")
@@ -246,6 +281,11 @@ class Settings(BaseSettings):
     @property
     def db_path(self) -> Path:
         return self.db if self.db is not None else self.data / "tribunal.db"
+
+    @property
+    def docker_instance(self) -> str:
+        """The `tribunal.instance` label of this bot's containers (DockerSettings.instance)."""
+        return self.docker.instance or default_instance(self.data)
 
     def all_groups(self) -> Iterator[tuple[str, str, str, GroupBase]]:
         """(name, platform, channel, settings) of every group, the console group first."""

@@ -21,6 +21,8 @@ TRIBUNAL = Path(sys.executable).parent / "tribunal"
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIBUNAL_")}
     env.update(TRIBUNAL_DATA=str(tmp_path / "data"), TRIBUNAL_CONSOLE__USER="alice", **extra)
+    # These runs are about the console on the local backend, whatever engine this host has.
+    env.setdefault("TRIBUNAL_BACKEND", "local")
     return env
 
 

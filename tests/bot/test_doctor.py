@@ -1,7 +1,10 @@
 """`tribunal doctor`: one line per check, exit 0 only when every required check passes.
 
-The engine check talks to a fake Docker Engine API on 127.0.0.1 through the real docker SDK,
-or to a socket path where nothing listens; nothing leaves the machine."""
+The engine, image and backend lines here talk to a fake Docker Engine API on 127.0.0.1 (ping,
+version, image lookup: enough for an engine that lacks the image) through the real docker SDK,
+or to a socket path where nothing is; nothing leaves the machine. The doctor against a real
+engine that has the image (and runs the runner binaries in it) is in
+tests/container/test_bot_docker.py."""
 
 from __future__ import annotations
 
@@ -49,23 +52,31 @@ def test_all_required_checks_pass(healthy: Path) -> None:
     assert lines["runner claude"].startswith("ok (") and "Claude Code" in lines["runner claude"]
     assert lines["database"] == f"ok ({healthy} will be created on the first run)"
     assert not healthy.exists()  # doctor looks; it does not create the database
-    # Unreachable engine with the local backend: said plainly, but not a failure.
+    # No engine with the default backend (auto): said plainly, with what to do; not a failure.
+    assert lines["backend"] == (
+        f"local (auto), so the turns run unisolated on this host: no Docker-API engine answers "
+        f"at {NOWHERE} (No such file or directory); to isolate them, start Docker or Podman "
+        "and point DOCKER_HOST at its socket"
+    )
     assert lines["engine"] == (
         f"not reachable at {NOWHERE}: turns would run unisolated with the local backend"
     )
+    assert lines["image"] == "tribunal-runner:latest: not checked (no engine)"
 
 
 def test_every_line_is_ok_or_says_what_to_do(healthy: Path) -> None:
     status, lines = doctor()
-    assert set(lines) == {
+    assert list(lines) == [
         "settings",
         "credentials",
         "platforms",
+        "backend",
+        "engine",
+        "image",
         "runner claude",
         "runner codex",
         "database",
-        "engine",
-    }
+    ]
     assert all(text for text in lines.values())
 
 
@@ -202,20 +213,30 @@ def test_slack_needs_socket_mode_or_http_mode(
 
 
 class _FakeEngine(BaseHTTPRequestHandler):
-    """Just enough of the Docker Engine API for version negotiation and a ping."""
+    """Just enough of the Docker Engine API (as Podman 4.3 answers it) for version negotiation,
+    a ping, and an image lookup that finds no image."""
 
     def do_GET(self) -> None:  # noqa: N802 (the http.server API)
         path = self.path.split("?")[0]
         if path.endswith("/_ping"):
-            self._send(b"OK", "text/plain")
+            self._send(200, b"OK", "text/plain")
         elif path.endswith("/version"):
-            body = {"ApiVersion": "1.41", "Version": "4.3.1", "MinAPIVersion": "1.24"}
-            self._send(json.dumps(body).encode(), "application/json")
+            body = {
+                "ApiVersion": "1.41",
+                "Version": "4.3.1",
+                "MinAPIVersion": "1.24",
+                "Components": [{"Name": "Podman Engine", "Version": "4.3.1"}],
+            }
+            self._send(200, json.dumps(body).encode(), "application/json")
+        elif "/images/" in path and path.endswith("/json"):
+            name = path.split("/images/", 1)[1].removesuffix("/json")
+            body = {"message": f"No such image: {name}"}
+            self._send(404, json.dumps(body).encode(), "application/json")
         else:
             self.send_error(404)
 
-    def _send(self, body: bytes, kind: str) -> None:
-        self.send_response(200)
+    def _send(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -238,12 +259,24 @@ def fake_engine() -> Iterator[str]:
         thread.join()
 
 
-def test_reachable_engine(healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str) -> None:
+def test_reachable_engine_without_the_image(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str
+) -> None:
     monkeypatch.setenv("DOCKER_HOST", fake_engine)
     status, lines = doctor()
-    assert status == 0
-    assert lines["engine"] == (
-        f"ok (API 1.41 at {fake_engine}; set TRIBUNAL_BACKEND=docker to isolate the turns)"
+    assert status == 0, lines  # auto falls back to local: a warning, not a failure
+    assert lines["engine"] == f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine})"
+    assert lines["image"] == (
+        "tribunal-runner:latest is missing on the engine: run `tribunal image build`"
+    )
+    assert lines["backend"] == (
+        f"local (auto), so the turns run unisolated on this host: the engine at {fake_engine} "
+        "has no image tribunal-runner:latest (not found); to isolate them, run `tribunal image "
+        "build` (or set TRIBUNAL_DOCKER__IMAGE to the runner image)"
+    )
+    # The turns would run here, so the host's binaries are what counts.
+    assert (
+        lines["runner claude"].startswith("ok (") and "in the image" not in lines["runner claude"]
     )
 
 
@@ -251,19 +284,52 @@ def test_engine_from_toml_docker_host(
     healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str
 ) -> None:
     monkeypatch.delenv("DOCKER_HOST")  # it would win over the file
-    Path("tribunal.toml").write_text(f'[docker]\nhost = "{fake_engine}"\n')
+    Path("tribunal.toml").write_text(f'[docker]\nhost = "{fake_engine}"\nimage = "mine:1"\n')
     status, lines = doctor()
-    assert lines["engine"].startswith(f"ok (API 1.41 at {fake_engine}")
+    assert lines["engine"] == f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine})"
+    assert lines["image"] == "mine:1 is missing on the engine: run `tribunal image build`"
 
 
 def test_docker_backend_requires_the_engine(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUNAL_BACKEND", "docker")
     status, lines = doctor()
     assert status == 1
-    assert lines["engine"].startswith(f"not reachable at {NOWHERE} (")
-    assert lines["engine"].endswith("start Docker or Podman, or set DOCKER_HOST")
-    # The runner binaries live in the image then: a missing host binary is not required.
-    assert "runner claude" in lines
+    assert lines["backend"].startswith(
+        f"docker (set by TRIBUNAL_BACKEND) cannot run: no Docker-API engine answers at {NOWHERE}"
+    )
+    assert lines["engine"] == (
+        f"not reachable at {NOWHERE} (No such file or directory): start Docker or Podman, "
+        "or set DOCKER_HOST"
+    )
+    # The runner binaries live in the image then, and there is none to look into.
+    assert lines["runner claude"] == "not checked: no usable image"
+    assert lines["runner codex"] == "not checked: no usable image"
+
+
+def test_docker_backend_requires_the_image(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, fake_engine: str
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "docker")
+    monkeypatch.setenv("DOCKER_HOST", fake_engine)
+    status, lines = doctor()
+    assert status == 1
+    assert lines["engine"].startswith("ok (Podman Engine 4.3.1")
+    assert lines["image"] == (
+        "tribunal-runner:latest is missing on the engine: run `tribunal image build`"
+    )
+    assert lines["backend"] == (
+        f"docker (set by TRIBUNAL_BACKEND) cannot run: the engine at {fake_engine} has no image "
+        "tribunal-runner:latest (not found): run `tribunal image build` (or set "
+        "TRIBUNAL_DOCKER__IMAGE to the runner image)"
+    )
+
+
+def test_local_backend_needs_no_engine(healthy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
+    status, lines = doctor()
+    assert status == 0
+    assert lines["backend"] == "ok (local, set by TRIBUNAL_BACKEND; the turns run unisolated here)"
+    assert lines["engine"] == f"not reachable at {NOWHERE}: not needed with TRIBUNAL_BACKEND=local"
 
 
 def test_through_the_cli(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:

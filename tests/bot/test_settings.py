@@ -28,7 +28,7 @@ def test_defaults_without_any_source() -> None:
     s = load_settings(env_file=None)
     assert s.data == Path(".tribunal")
     assert s.db_path == Path(".tribunal/tribunal.db")
-    assert s.backend == "local"
+    assert s.backend == "auto"
     assert s.groups == {}
     assert s.console.owner.agent == "claude"
     assert s.console.thresholds.to_thresholds() == Thresholds()
@@ -77,7 +77,7 @@ def test_nested_sections_merge_across_sources(monkeypatch: pytest.MonkeyPatch) -
 def test_env_file_none_skips_dotenv() -> None:
     write(Path(".env"), "TRIBUNAL_BACKEND=docker\n")
     assert load_settings().backend == "docker"
-    assert load_settings(env_file=None).backend == "local"
+    assert load_settings(env_file=None).backend == "auto"
 
 
 def test_config_option_reads_another_file(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_tokens_are_secret_in_reprs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_unknown_tribunal_variables_are_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUNAL_SOMETHING_ELSE", "x")
-    assert load_settings().backend == "local"
+    assert load_settings().backend == "auto"
 
 
 # -- groups -------------------------------------------------------------------------------------
@@ -245,7 +245,8 @@ BAD = [
         "bad backend",
         "",
         {"TRIBUNAL_BACKEND": "kubernetes"},
-        "settings: backend (TRIBUNAL_BACKEND): must be 'local' or 'docker' (got 'kubernetes')",
+        "settings: backend (TRIBUNAL_BACKEND): must be 'auto', 'local' or 'docker' "
+        "(got 'kubernetes')",
     ),
     (
         "missing prompt file",

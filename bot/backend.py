@@ -1,0 +1,289 @@
+"""Which runner backend the bot uses (`local` or `docker`), and the engine facts behind the choice.
+
+`TRIBUNAL_BACKEND` (Settings.backend):
+- `local`: turns run as plain processes on this machine (container/local.py). No engine is asked.
+- `docker`: turns run in containers (container/docker_backend.py). The engine must answer a ping
+  and hold the configured image; otherwise `BackendUnavailable`, a SettingsError, so the CLI
+  prints what to do and exits 78 instead of failing at the first turn.
+- `auto` (the default): docker when the engine answers AND has the image; otherwise local, with a
+  loud warning that the turns are not isolated and what to do about it.
+
+`running_backend` is what `open_app` uses: choose, announce, build, and for docker adopt the
+containers an earlier run of this instance left (`start`) before the first turn and remove this
+instance's containers (`close`) once the engine has stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
+
+from bot.settings import Settings, SettingsError
+from container.docker_backend import DockerBackend, connect
+from container.docker_pool import DockerConfig
+from container.local import LocalBackend
+from rooms.ports import Runner
+from runners.protocol import RunEvent, RunSpec
+
+log = logging.getLogger(__name__)
+
+BackendKind = Literal["local", "docker"]
+PING_TIMEOUT_S = 5  # a ping is one small request; a slower engine is not usable anyway
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+BUILD_HINT = "run `tribunal image build` (or set TRIBUNAL_DOCKER__IMAGE to the runner image)"
+ENGINE_HINT = "start Docker or Podman and point DOCKER_HOST at its socket"
+
+
+class BackendUnavailable(SettingsError):
+    """`backend = "docker"` was asked for, but the engine or the image is not there."""
+
+
+@dataclass(frozen=True)
+class EngineProbe:
+    """What the engine at `where` answered: its API version, its name and version, and the id
+    of the configured image; `error` / `image_error` say why one of them is missing."""
+
+    where: str
+    image: str
+    api_version: str | None = None
+    engine: str | None = None  # e.g. "Podman Engine 4.3.1"
+    error: str | None = None
+    image_id: str | None = None
+    image_error: str | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return self.api_version is not None
+
+    @property
+    def usable(self) -> bool:
+        return self.reachable and self.image_id is not None
+
+    def why_not(self) -> str:
+        """Why the docker backend cannot run here, in words a person can act on."""
+        if not self.reachable:
+            return f"no Docker-API engine answers at {self.where} ({self.error})"
+        return f"the engine at {self.where} has no image {self.image} ({self.image_error})"
+
+    def hint(self) -> str:
+        return ENGINE_HINT if not self.reachable else BUILD_HINT
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    kind: BackendKind
+    reason: str  # why this backend, for the doctor and the log
+    warning: str | None = None  # printed loudly when set (auto fell back to local)
+    probe: EngineProbe | None = None
+
+
+def engine_address(settings: Settings) -> str:
+    return settings.docker_host or f"{DEFAULT_SOCKET} (the default socket)"
+
+
+def probe_engine(settings: Settings) -> EngineProbe:
+    """Ping the engine of the settings and look up the configured image. Never raises: the
+    docker SDK raises many kinds of errors, and each means "not usable" here."""
+    where, image = engine_address(settings), settings.docker.image
+    try:
+        client = connect(settings.docker_host, timeout=PING_TIMEOUT_S)
+    except Exception as exc:  # the SDK negotiates the API version on connect
+        return EngineProbe(where, image, error=short_reason(exc))
+    try:
+        try:
+            client.ping()
+            api_version = str(client.api.api_version)
+        except Exception as exc:
+            return EngineProbe(where, image, error=short_reason(exc))
+        engine = _engine_name(client)
+        try:
+            image_id: str | None = str(client.images.get(image).id)
+            image_error = None
+        except Exception as exc:
+            image_id, image_error = None, _image_reason(exc)
+        return EngineProbe(where, image, api_version, engine, None, image_id, image_error)
+    finally:
+        client.close()
+
+
+def _engine_name(client: Any) -> str | None:
+    try:
+        version = client.version()
+    except Exception:  # the ping answered; a name is only a nicety
+        return None
+    components = version.get("Components") or [{}]
+    name = components[0].get("Name") or "engine"
+    return f"{name} {version.get('Version', '?')}"
+
+
+def _image_reason(exc: Exception) -> str:
+    from docker.errors import ImageNotFound
+
+    return "not found" if isinstance(exc, ImageNotFound) else short_reason(exc)
+
+
+def short_reason(exc: BaseException) -> str:
+    """One line: the operating system's word when a socket error lies underneath (the docker SDK
+    wraps it two or three times, e.g. "No such file or directory" for a missing socket file),
+    else the first line of the message."""
+    os_error = _os_error_in(exc)
+    if os_error is not None and os_error.strerror:
+        return str(os_error.strerror)
+    text = str(exc).strip()
+    return text.splitlines()[0][:200] if text else type(exc).__name__
+
+
+def _os_error_in(exc: BaseException) -> OSError | None:
+    # Breadth-first through causes, contexts and exception arguments (requests and urllib3 keep
+    # the socket's error in args); bounded, since chains can be long or cyclic.
+    queue: list[object] = [exc]
+    seen = 0
+    while queue and seen < 50:
+        item = queue.pop(0)
+        seen += 1
+        if isinstance(item, tuple):
+            queue.extend(item)
+            continue
+        if not isinstance(item, BaseException):
+            continue
+        if isinstance(item, OSError) and item.strerror:
+            return item
+        queue.extend([item.__cause__, item.__context__, *item.args])
+    return None
+
+
+def choose_backend(
+    settings: Settings, probe: Callable[[Settings], EngineProbe] = probe_engine
+) -> BackendChoice:
+    """The backend to run turns on, by the rules of the module docstring. Blocking (it may ask
+    the engine). Raises BackendUnavailable for an explicit `docker` that cannot work."""
+    if settings.backend == "local":
+        return BackendChoice("local", "set by TRIBUNAL_BACKEND; the turns run unisolated here")
+    found = probe(settings)
+    if settings.backend == "docker":
+        if not found.usable:
+            raise BackendUnavailable(
+                [
+                    f"settings: backend (TRIBUNAL_BACKEND) is docker, but {found.why_not()}: "
+                    f"{found.hint()}; or set TRIBUNAL_BACKEND=local to run the turns unisolated"
+                ]
+            )
+        return BackendChoice("docker", f"set by TRIBUNAL_BACKEND; {_found(found)}", probe=found)
+    if found.usable:
+        return BackendChoice("docker", f"auto: {_found(found)}", probe=found)
+    warning = (
+        f"WARNING: the turns run as plain processes on this machine, NOT isolated in "
+        f"containers: {found.why_not()}. To isolate them: {found.hint()}"
+        + ("" if found.reachable else ", then run `tribunal image build`")
+        + ". Set TRIBUNAL_BACKEND=local to run locally without this warning."
+    )
+    return BackendChoice("local", f"auto: {found.why_not()}", warning, found)
+
+
+def _found(probe: EngineProbe) -> str:
+    return f"the engine at {probe.where} has the image {probe.image}"
+
+
+def docker_config(settings: Settings) -> DockerConfig:
+    d = settings.docker
+    return DockerConfig(
+        image=d.image,
+        instance=settings.docker_instance,
+        network_mode=d.network_mode,
+        mem_limit=d.mem_limit,
+        nano_cpus=d.nano_cpus,
+        pids_limit=d.pids_limit,
+    )
+
+
+def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Runner:
+    """The runner backend of the choice (made by `choose_backend` when not given), before
+    credentials are added. A DockerBackend comes wrapped in its timeout ceilings."""
+    choice = choice or choose_backend(settings)
+    if choice.kind == "docker":
+        return make_docker_backend(settings)
+    homes = settings.data.resolve() / "homes"
+    homes.mkdir(parents=True, exist_ok=True)
+    # A home of our own under TRIBUNAL_DATA, so the agents' state stays out of the user's ~.
+    return LocalBackend(env={"HOME": str(homes)})
+
+
+def make_docker_backend(settings: Settings) -> DockerBackend:
+    return DockerBackend(
+        connect(settings.docker_host),
+        docker_config(settings),
+        concurrency=settings.docker.concurrency,
+    )
+
+
+class TimeoutCeiling:
+    """A Runner that caps each spec's timeouts (the group's) at the backend's ceilings."""
+
+    def __init__(self, inner: Runner, idle_s: float, hard_s: float) -> None:
+        self.inner = inner
+        self.idle_s = idle_s
+        self.hard_s = hard_s
+
+    def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        capped = {
+            "idle_timeout_s": min(spec.idle_timeout_s, self.idle_s),
+            "hard_timeout_s": min(spec.hard_timeout_s, self.hard_s),
+        }
+        return self.inner.run(spec.model_copy(update=capped))
+
+
+def announce(choice: BackendChoice, out: TextIO) -> None:
+    """The warning of an auto choice that fell back to local: on `out` (stderr), and in the log
+    when logging is configured (unconfigured logging would print it a second time)."""
+    if choice.warning is None:
+        log.info("backend %s (%s)", choice.kind, choice.reason)
+        return
+    out.write(f"tribunal: {choice.warning}\n")
+    out.flush()
+    if logging.getLogger().handlers or log.handlers:
+        log.warning("%s", choice.warning)
+
+
+@asynccontextmanager
+async def running_backend(
+    settings: Settings, *, warn: TextIO
+) -> AsyncIterator[tuple[Runner, BackendChoice]]:
+    """The chosen backend, ready for turns; for docker, this instance's containers are adopted
+    on entry and removed on exit."""
+    choice = await asyncio.to_thread(choose_backend, settings)
+    announce(choice, warn)
+    if choice.kind == "local":
+        yield make_backend(settings, choice), choice
+        return
+    backend = make_docker_backend(settings)
+    try:
+        reused, removed = await backend.start()
+    except Exception as exc:  # the engine went away between the probe and now
+        await asyncio.to_thread(backend.client.close)
+        raise BackendUnavailable(
+            [
+                f"settings: backend docker: the engine at {engine_address(settings)} failed: "
+                f"{short_reason(exc)}: {ENGINE_HINT}"
+            ]
+        ) from exc
+    log.info(
+        "docker backend, instance %s: %d container(s) reused, %d removed",
+        settings.docker_instance,
+        reused,
+        removed,
+    )
+    try:
+        ceilings = TimeoutCeiling(
+            backend, settings.docker.idle_timeout_s, settings.docker.hard_timeout_s
+        )
+        yield ceilings, choice
+    finally:
+        try:
+            removed = await backend.close()
+            log.info("docker backend: removed %d container(s)", removed)
+        finally:
+            await asyncio.to_thread(backend.client.close)
