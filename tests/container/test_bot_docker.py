@@ -31,7 +31,7 @@ from bot.backend import choose_backend
 from bot.cli import EXIT_CONFIG, main
 from bot.doctor import _version, claude_binary, run_doctor
 from bot.settings import load_settings
-from container.docker_pool import INSTANCE, ROLE
+from container.docker_pool import CONFIG, GROUP, INSTANCE, MANAGED, ROLE
 from rooms.model import Inbound, RoomRef
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
@@ -271,6 +271,35 @@ def test_tribunal_chat_on_auto_runs_the_turns_in_containers(
     assert (workspace / "hello.txt").read_text() == "hi\n"
     assert _tool_outputs(fake)[-1] == "hi"  # the reviewer read what the owner wrote
     assert _containers(docker_client, instance) == []
+
+
+async def test_a_restarted_bot_clears_what_its_instance_left(
+    bot_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    docker_client: Any,
+    runner_image: str,
+    instance: str,
+) -> None:
+    """A container an earlier run of this bot left (same data folder, so the same derived
+    instance) with another config is removed when the app starts; another bot's is not."""
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "docker")
+    labels = {MANAGED: "1", INSTANCE: instance, GROUP: "console", ROLE: "owner"}
+    left = docker_client.containers.run(
+        runner_image, detach=True, labels={**labels, CONFIG: "an-older-config"}
+    )
+    neighbour = docker_client.containers.run(
+        runner_image, detach=True, labels={**labels, INSTANCE: f"{instance}-other-bot"}
+    )
+    try:
+        async with open_app(load_settings(env_file=None), RecordingPlatform()):
+            assert _containers(docker_client, instance) == []
+            neighbour.reload()
+            assert neighbour.status == "running"
+        neighbour.reload()
+        assert neighbour.status == "running"  # closing removes only this instance's
+    finally:
+        neighbour.remove(force=True)
+    assert left.id not in {c.id for c in docker_client.containers.list(all=True)}
 
 
 # -- doctor ---------------------------------------------------------------------------------------
