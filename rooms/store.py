@@ -9,8 +9,10 @@ lease on each task decides who drives it, and UNIQUE(task_id, seq) makes every t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import time
 from typing import Any
 
 import aiosqlite
@@ -42,6 +44,20 @@ from rooms.store_rows import (
 BUSY_TIMEOUT_MS = 10_000
 
 
+async def _switch_to_wal(db: aiosqlite.Connection) -> None:
+    """Switching a fresh file to WAL needs an exclusive lock, and SQLite answers "locked" at
+    once (without its busy handler) while another process opens the same file: retry then."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.02)
+
+
 class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
@@ -54,12 +70,9 @@ class Store(OutboxStore):
         db = await aiosqlite.connect(path, isolation_level=None)  # autocommit; we BEGIN ourselves
         try:
             db.row_factory = aiosqlite.Row
-            for pragma in (
-                "PRAGMA journal_mode=WAL",
-                "PRAGMA synchronous=NORMAL",
-                "PRAGMA foreign_keys=ON",
-                f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-            ):
+            await db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            await _switch_to_wal(db)
+            for pragma in ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"):
                 await db.execute(pragma)
             store = cls(db, path)
             await store._migrate()
