@@ -13,7 +13,7 @@ left alone until the round cap of 6.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -78,8 +78,13 @@ def check(
     cost_usd: float,
     started_at: float,
     now: float,
+    proceeded: Collection[str] = (),
 ) -> Firing | None:
-    """The first detector that fires after the latest step, or None."""
+    """The first detector that fires after the latest step, or None.
+
+    `proceeded` holds the stagnation fingerprints the arbiter has already ruled PROCEED on:
+    one such round coming back fires at once (DESIGN §4: the engine then escalates instead of
+    proceeding again), without waiting for the repeat window to fill after the ruling."""
     firing = _ceiling(t, turns=turns, tokens=tokens, cost_usd=cost_usd, elapsed=now - started_at)
     if firing is not None:
         return firing
@@ -87,6 +92,9 @@ def check(
     if not window or window[-1].kind != "turn":
         return None
     rounds = _rounds(window)
+    firing = _stagnation_after_proceed(window, rounds, proceeded)
+    if firing is not None:
+        return firing
     for detect in _CONTENT_DETECTORS:
         firing = detect(window, rounds, t)
         if firing is not None:
@@ -193,6 +201,25 @@ def _stagnation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> F
         ),
         fingerprint=latest,
         extra={"occurrences": occurrences},
+    )
+
+
+def _stagnation_after_proceed(
+    window: Sequence[Step], rounds: list[Round], proceeded: Collection[str]
+) -> Firing | None:
+    if not proceeded or window[-1].role != "reviewer" or rounds[-1].approved:
+        return None
+    latest = rounds[-1].fingerprint
+    if latest not in proceeded:
+        return None
+    return Firing(
+        detector="stagnation",
+        reason=(
+            "the round the arbiter ruled PROCEED on has come back unchanged: the same owner "
+            "output, reviewer findings and workspace"
+        ),
+        fingerprint=latest,
+        extra={"after_proceed": True},
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from rooms.detectors import Step, check
 from rooms.markers import find_marker
-from rooms.model import Thresholds
+from rooms.model import Firing, Thresholds
 from rooms.transcript import Transcript
 from rooms.verdicts import parse_ruling
 
@@ -41,6 +41,8 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
     limits = replace(thresholds, max_wall_s=math.inf, max_tokens=sys.maxsize, max_cost_usd=math.inf)
     steps: list[Step] = []
     agent_turns = 0
+    last_firing: Firing | None = None
+    proceeded: set[str] = set()  # stagnations ruled PROCEED on, as the engine tracks them
     rows: list[ReplayRow] = []
     for index, turn in enumerate(t.turns):
         marker: str | None = None
@@ -51,6 +53,8 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
         elif turn.role == "arbiter":
             agent_turns += 1
             verdict = parse_ruling(turn.text, None).verdict
+            if verdict == "PROCEED" and last_firing and last_firing.detector == "stagnation":
+                proceeded.add(last_firing.fingerprint or "")
             steps.append(Step(kind="ruling", role="arbiter", text=turn.text, marker=verdict))
         else:
             agent_turns += 1
@@ -67,7 +71,9 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
                 cost_usd=0.0,
                 started_at=0.0,
                 now=0.0,
+                proceeded=proceeded,
             )
+            last_firing = firing or last_firing
             deadlock = firing.detector if firing is not None else None
         rows.append(
             ReplayRow(turn=index, role=turn.role, marker=marker, verdict=verdict, deadlock=deadlock)

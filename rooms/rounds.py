@@ -58,6 +58,7 @@ async def after_work_turn(
         cost_usd=task.cost_usd + run.usage.cost_usd,
         started_at=task.created_at,
         now=now,
+        proceeded=_proceeded_stagnation(history),
     )
     change = Change(
         task.id,
@@ -130,6 +131,21 @@ async def after_finalize(
         note = f"✅ Task #{task.id} is done and closed."
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
     return change
+
+
+def _proceeded_stagnation(history: History) -> set[str]:
+    """Fingerprints of the stagnations the arbiter ruled PROCEED on."""
+    found: set[str] = set()
+    for v in history.verdicts:
+        earlier = history.firing(v.firing_id)
+        if (
+            v.ruling.verdict == "PROCEED"
+            and earlier is not None
+            and earlier.firing.detector == "stagnation"
+            and earlier.firing.fingerprint
+        ):
+            found.add(earlier.firing.fingerprint)
+    return found
 
 
 def _labelled(turn: Turn, output: str, found: str | None) -> str:

@@ -213,17 +213,20 @@ async def test_proceed_then_the_same_stagnation_escalates(tmp_path: Path) -> Non
     async with engine_kit(tmp_path, runner_script, policy=policy) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
-        # Three identical rounds → stagnation → PROCEED → the reviewer re-checks, and after
-        # three identical rounds again the same fingerprint is back: the humans decide.
+        # Three identical rounds → stagnation → PROCEED → the reviewer re-checks; the very
+        # first full round that repeats the one ruled on escalates: no second arbitration,
+        # and no waiting for the repeat window to fill again.
         assert kit.roles() == [
             *["owner", "reviewer"] * 3,
             "arbiter",
             "reviewer",
-            *["owner", "reviewer"] * 3,
+            "owner",
+            "reviewer",
         ]
         firings = await kit.store.firings(1)
         assert [f.firing.detector for f in firings] == ["stagnation", "stagnation"]
         assert firings[0].firing.fingerprint == firings[1].firing.fingerprint
+        assert "ruled PROCEED on has come back" in firings[1].firing.reason
         esc = await kit.store.open_escalation(1)
         assert esc is not None and esc.kind == "repeat"
         assert (await kit.task()).arbitrations == 1

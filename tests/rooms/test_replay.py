@@ -126,6 +126,30 @@ def test_a_reset_late_in_the_rounds_still_lets_the_cap_fire_later() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("owner_after", "expected"),
+    [
+        # The very round ruled PROCEED on comes back: it fires at once, not after 3 rounds.
+        ("DONE\nI believe parse() is correct as written.", [(5, "stagnation"), (9, "stagnation")]),
+        # Something changed after the ruling: no firing yet.
+        ("DONE\nparse() now returns '' for an empty string.", [(5, "stagnation")]),
+    ],
+)
+def test_the_stagnation_ruled_proceed_on_fires_again_at_once(
+    owner_after: str, expected: list[tuple[int, str]]
+) -> None:
+    owner = {"role": "owner", "text": "DONE\nI believe parse() is correct as written.", "tree": "a"}
+    review = {"role": "reviewer", "text": "CHANGES_REQUESTED\n- parse('') is None", "tree": "a"}
+    turns = [owner, review] * 3 + [
+        {"role": "arbiter", "text": "PROCEED\nthe owner is right"},
+        review,
+        {**owner, "text": owner_after},
+        review,
+    ]
+    rows = replay(Transcript.model_validate({"task": "t", "turns": turns}))
+    assert deadlocks(rows) == expected
+
+
 def test_thresholds_are_passed_through() -> None:
     # With no ruling in the transcript the cap stays exceeded, so every later review reports it.
     assert deadlocks(replay(load("progressing"), Thresholds(round_cap=3))) == [
