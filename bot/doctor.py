@@ -77,7 +77,7 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     yield Check("settings", True, f"ok ({_describe(settings)})")
     yield check_credentials(settings)
     yield check_platforms(settings)
-    probe = probe_engine(settings)
+    probe = probe_engine(settings, name=True)
     backend, kind = check_backend(settings, probe)
     yield backend
     yield check_engine(settings, probe)
