@@ -204,7 +204,8 @@ def docker_config(settings: Settings) -> DockerConfig:
 
 def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Runner:
     """The runner backend of the choice (made by `choose_backend` when not given), before
-    credentials are added. A DockerBackend comes wrapped in its timeout ceilings."""
+    credentials are added. A DockerBackend comes bare: `running_backend` is what starts and
+    closes it and caps the timeouts (used on its own, it adopts at its first turn)."""
     choice = choice or choose_backend(settings)
     if choice.kind == "docker":
         return make_docker_backend(settings)
