@@ -5,9 +5,10 @@ as SSE when the body has `"stream": true` and as one JSON message otherwise;
 `POST /v1/messages/count_tokens`; the key in `x-api-key` or `Authorization: Bearer` (any key is
 accepted, a request with neither gets 401). Any other path gets 404. It records every request.
 
-Scripting: rules are tried in the order they were added; the first rule whose matcher accepts
-the request and still has replies left answers it (its replies are consumed in order); when none
-does, the default reply answers. A typical owner → reviewer → arbiter run:
+Scripting (tests/fakes/scripted_api.py, shared with the fake Responses API): rules are tried in
+the order they were added; the first rule whose matcher accepts the request and still has
+replies left answers it (its replies are consumed in order); when none does, the default reply
+answers. A typical owner → reviewer → arbiter run:
 
     with FakeMessagesAPI(default=text("DONE")) as fake:
         fake.script(system_contains("You are the owner"), [
@@ -57,10 +58,7 @@ For a request that does not offer that tool (the anthropic SDK with `output_conf
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -85,6 +83,7 @@ from tests.fakes.messages_script import (
     tool_use,
     tool_uses,
 )
+from tests.fakes.scripted_api import FakeHandler, Script, ScriptedServer, sse_body
 
 __all__ = [
     "STRUCTURED_OUTPUT_TOOL",
@@ -108,125 +107,6 @@ __all__ = [
     "tool_use",
     "tool_uses",
 ]
-
-
-# ---------------------------------------------------------------------------- server
-
-
-@dataclass
-class Script:
-    matcher: Matcher
-    replies: list[Reply]
-    repeat_last: bool = False
-    used: int = 0
-
-    @property
-    def exhausted(self) -> bool:
-        return self.used >= len(self.replies) and not (self.repeat_last and self.replies)
-
-    def take(self) -> Reply:
-        reply = self.replies[min(self.used, len(self.replies) - 1)]
-        self.used += 1
-        return reply
-
-
-class FakeMessagesAPI:
-    """The fake server (a daemon thread on 127.0.0.1, ephemeral port). Use as a context manager
-    or call start()/stop(). Thread-safe: rules and records are guarded by one lock."""
-
-    def __init__(self, default: Reply | None = None) -> None:
-        self.default = default or text("DONE")
-        self.requests: list[RecordedRequest] = []  # every request, count_tokens included
-        self.answered: list[tuple[RecordedRequest, Reply]] = []  # /v1/messages calls only
-        self._scripts: list[Script] = []
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # -- scripting
-
-    def script(
-        self, matcher: Matcher, replies: Sequence[Reply], *, repeat_last: bool = False
-    ) -> Script:
-        rule = Script(matcher, list(replies), repeat_last)
-        with self._lock:
-            self._scripts.append(rule)
-        return rule
-
-    def assert_all_consumed(self) -> None:
-        with self._lock:
-            left = [
-                (s.matcher.name, len(s.replies) - s.used)
-                for s in self._scripts
-                if s.used < len(s.replies)
-            ]
-        assert not left, f"scripted replies never asked for: {left}"
-
-    @property
-    def calls(self) -> list[RecordedRequest]:
-        """The /v1/messages requests (no count_tokens), in arrival order."""
-        with self._lock:
-            return [r for r, _ in self.answered]
-
-    def _choose(self, request: RecordedRequest) -> Reply:
-        with self._lock:
-            index = len(self.answered)
-            reply = self.default
-            for rule in self._scripts:
-                if not rule.exhausted and rule.matcher(request, index):
-                    reply = rule.take()
-                    break
-            self.answered.append((request, reply))
-            return reply
-
-    # -- lifecycle
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "server not started"
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def env(self, key: str = "sk-ant-fake") -> dict[str, str]:
-        """The environment a runner needs to talk to this fake."""
-        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": key}
-
-    def start(self) -> FakeMessagesAPI:
-        self._stopping.clear()
-        handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},  # stop() waits for one poll; keep it short
-            daemon=True,
-            name="fake-messages-api",
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._server = self._thread = None
-
-    def __enter__(self) -> FakeMessagesAPI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
 
 
 # ---------------------------------------------------------------------------- wire format
@@ -290,26 +170,16 @@ def sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FakeHandler[RecordedRequest]):
     fake: FakeMessagesAPI
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `requests`
-        pass
 
     def _send_json(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", f"req_fake{next(ids):04d}")
+        headers = {"request-id": f"req_fake{next(ids):04d}"}
         if status >= 400:
             # Fail fast: the client should not retry a scripted error unless the status says so.
-            self.send_header(
-                "x-should-retry", "true" if status in (408, 409, 429) or status >= 500 else "false"
-            )
-        self.end_headers()
-        self.wfile.write(data)
+            retry = status in (408, 409, 429) or status >= 500
+            headers["x-should-retry"] = "true" if retry else "false"
+        self.send_body(status, json.dumps(body).encode(), "application/json", headers)
 
     def _error(self, status: int, error_type: str, message: str) -> None:
         self._send_json(
@@ -325,14 +195,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
-                raise ValueError("body is not an object")
+            body = self.json_body()
         except ValueError as exc:
-            return self._error(400, "invalid_request_error", f"bad JSON body: {exc}")
-        request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            return self._error(400, "invalid_request_error", str(exc))
+        request = RecordedRequest(self.path, self.lowered_headers(), body)
         self.fake._record(request)
         if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
             return self._error(401, "authentication_error", "no x-api-key or Authorization")
@@ -342,22 +209,37 @@ class _Handler(BaseHTTPRequestHandler):
         if route != "/v1/messages":
             return self._error(404, "not_found_error", f"no POST {route}")
         reply = self.fake._choose(request)
-        if reply.delay_s and self.fake._stopping.wait(reply.delay_s):
+        if reply.delay_s and self.fake._delay(reply.delay_s):
             return  # stopping: drop the connection unanswered
         if reply.status != 200:
             return self._error(reply.status, reply.error_type, reply.blocks[0]["text"])
         message = message_json(reply, str(body.get("model", "claude-fake")), request)
         if not body.get("stream"):
             return self._send_json(200, message)
-        data = "".join(
-            f"event: {name}\ndata: {json.dumps(payload)}\n\n"
-            for name, payload in sse_events(message)
-        ).encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_body(200, sse_body(sse_events(message)), "text/event-stream")
+
+
+# ---------------------------------------------------------------------------- server
+
+
+class FakeMessagesAPI(ScriptedServer[RecordedRequest, Reply]):
+    """The fake server (tests/fakes/scripted_api.py: a daemon thread on 127.0.0.1, ephemeral
+    port). Use as a context manager or call start()/stop(). `requests` has every request,
+    count_tokens included; `answered` and `calls` the /v1/messages calls only."""
+
+    handler = _Handler
+    thread_name = "fake-messages-api"
+
+    def __init__(self, default: Reply | None = None) -> None:
+        super().__init__(default or text("DONE"))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self, key: str = "sk-ant-fake") -> dict[str, str]:
+        """The environment a runner needs to talk to this fake."""
+        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": key}
 
 
 @pytest.fixture

@@ -1,14 +1,39 @@
 """Scripting vocabulary of the fake Messages API: replies, recorded requests and matchers.
 
 See tests/fakes/messages_api.py for how they are used; everything here is re-exported there.
+The matchers both fakes share (`any_request`, `prompt_contains`, `nth_call`, combined with `&`,
+`|`, `~`) come from tests/fakes/scripted_api.py.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from tests.fakes.scripted_api import Matcher, any_request, nth_call, prompt_contains
+
+__all__ = [
+    "STRUCTURED_OUTPUT_TOOL",
+    "Matcher",
+    "RecordedRequest",
+    "Reply",
+    "Usage",
+    "any_request",
+    "api_error",
+    "has_tool_result",
+    "ids",
+    "nth_call",
+    "prompt_contains",
+    "slow",
+    "structured",
+    "system_contains",
+    "text",
+    "tool_offered",
+    "tool_use",
+    "tool_uses",
+]
 
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 
@@ -151,43 +176,13 @@ class RecordedRequest:
 # ---------------------------------------------------------------------------- matchers
 
 
-@dataclass(frozen=True)
-class Matcher:
-    test: Callable[[RecordedRequest, int], bool]
-    name: str
-
-    def __call__(self, request: RecordedRequest, index: int) -> bool:
-        return self.test(request, index)
-
-    def __and__(self, other: Matcher) -> Matcher:
-        return Matcher(lambda r, i: self(r, i) and other(r, i), f"({self.name} & {other.name})")
-
-    def __or__(self, other: Matcher) -> Matcher:
-        return Matcher(lambda r, i: self(r, i) or other(r, i), f"({self.name} | {other.name})")
-
-    def __invert__(self) -> Matcher:
-        return Matcher(lambda r, i: not self(r, i), f"~{self.name}")
-
-
-def any_request() -> Matcher:
-    return Matcher(lambda r, i: True, "any")
-
-
-def system_contains(fragment: str) -> Matcher:
+def system_contains(fragment: str) -> Matcher[RecordedRequest]:
     return Matcher(lambda r, i: fragment in r.system, f"system~{fragment!r}")
 
 
-def prompt_contains(fragment: str) -> Matcher:
-    return Matcher(lambda r, i: any(fragment in t for t in r.user_texts()), f"prompt~{fragment!r}")
-
-
-def has_tool_result() -> Matcher:
+def has_tool_result() -> Matcher[RecordedRequest]:
     return Matcher(lambda r, i: bool(r.tool_results()), "tool_result")
 
 
-def tool_offered(name: str) -> Matcher:
+def tool_offered(name: str) -> Matcher[RecordedRequest]:
     return Matcher(lambda r, i: name in r.tool_names, f"offers {name}")
-
-
-def nth_call(n: int) -> Matcher:
-    return Matcher(lambda r, i: i == n, f"call#{n}")
