@@ -65,16 +65,12 @@ import pytest
 
 from tests.fakes.messages_script import (
     STRUCTURED_OUTPUT_TOOL,
-    Matcher,
     RecordedRequest,
     Reply,
     Usage,
-    any_request,
     api_error,
     has_tool_result,
     ids,
-    nth_call,
-    prompt_contains,
     slow,
     structured,
     system_contains,
@@ -83,7 +79,16 @@ from tests.fakes.messages_script import (
     tool_use,
     tool_uses,
 )
-from tests.fakes.scripted_api import FakeHandler, Script, ScriptedServer, sse_body
+from tests.fakes.scripted_api import (
+    FakeHandler,
+    Matcher,
+    Script,
+    ScriptedServer,
+    any_request,
+    nth_call,
+    prompt_contains,
+    sse_body,
+)
 
 __all__ = [
     "STRUCTURED_OUTPUT_TOOL",
@@ -223,19 +228,13 @@ class _Handler(FakeHandler[RecordedRequest]):
 
 
 class FakeMessagesAPI(ScriptedServer[RecordedRequest, Reply]):
-    """The fake server (tests/fakes/scripted_api.py: a daemon thread on 127.0.0.1, ephemeral
-    port). Use as a context manager or call start()/stop(). `requests` has every request,
-    count_tokens included; `answered` and `calls` the /v1/messages calls only."""
+    """See ScriptedServer. `requests` has count_tokens too; `calls` only /v1/messages."""
 
     handler = _Handler
     thread_name = "fake-messages-api"
 
     def __init__(self, default: Reply | None = None) -> None:
         super().__init__(default or text("DONE"))
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def env(self, key: str = "sk-ant-fake") -> dict[str, str]:
         """The environment a runner needs to talk to this fake."""

@@ -1,8 +1,7 @@
 """Scripting vocabulary of the fake Messages API: replies, recorded requests and matchers.
 
-See tests/fakes/messages_api.py for how they are used; everything here is re-exported there.
-The matchers both fakes share (`any_request`, `prompt_contains`, `nth_call`, combined with `&`,
-`|`, `~`) come from tests/fakes/scripted_api.py.
+See tests/fakes/messages_api.py for how they are used; everything here is re-exported there,
+with the matchers both fakes share (tests/fakes/scripted_api.py).
 """
 
 from __future__ import annotations
@@ -12,28 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tests.fakes.scripted_api import Matcher, any_request, nth_call, prompt_contains
-
-__all__ = [
-    "STRUCTURED_OUTPUT_TOOL",
-    "Matcher",
-    "RecordedRequest",
-    "Reply",
-    "Usage",
-    "any_request",
-    "api_error",
-    "has_tool_result",
-    "ids",
-    "nth_call",
-    "prompt_contains",
-    "slow",
-    "structured",
-    "system_contains",
-    "text",
-    "tool_offered",
-    "tool_use",
-    "tool_uses",
-]
+from tests.fakes.scripted_api import Matcher
 
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 

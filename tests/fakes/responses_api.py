@@ -42,19 +42,15 @@ from collections.abc import Iterator
 from tests.fakes.responses_script import (
     JSON,
     NO_USAGE,
-    Matcher,
     RecordedRequest,
     Reply,
     Usage,
-    any_request,
     api_error,
     delayed,
     function_call,
     has_tool_output,
     instructions_contain,
     last_prompt_contains,
-    nth_call,
-    prompt_contains,
     reasoning,
     schema_requested,
     shell,
@@ -62,7 +58,16 @@ from tests.fakes.responses_script import (
     structured,
     text,
 )
-from tests.fakes.scripted_api import FakeHandler, Script, ScriptedServer, sse_body
+from tests.fakes.scripted_api import (
+    FakeHandler,
+    Matcher,
+    Script,
+    ScriptedServer,
+    any_request,
+    nth_call,
+    prompt_contains,
+    sse_body,
+)
 
 __all__ = [
     "JSON",
@@ -203,9 +208,7 @@ class _Handler(FakeHandler[RecordedRequest]):
 
 
 class FakeResponsesAPI(ScriptedServer[RecordedRequest, Reply]):
-    """The fake server (tests/fakes/scripted_api.py: a daemon thread on 127.0.0.1, ephemeral
-    port). Use as a context manager or call start()/stop(). `requests` has every request,
-    GET /v1/models included; `answered` and `calls` the /v1/responses calls only."""
+    """See ScriptedServer. `requests` has GET /v1/models too; `calls` only /v1/responses."""
 
     handler = _Handler
     thread_name = "fake-responses-api"
@@ -216,7 +219,7 @@ class FakeResponsesAPI(ScriptedServer[RecordedRequest, Reply]):
     @property
     def base_url(self) -> str:
         """With `/v1`, as the openai SDK's `base_url` and Codex's provider `base_url` expect."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.url}/v1"
 
     def env(self, key: str = "sk-fake-openai") -> dict[str, str]:
         """The environment the Codex runner needs to talk to this fake."""

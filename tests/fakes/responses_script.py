@@ -1,8 +1,7 @@
 """Scripting vocabulary of the fake Responses API: replies, recorded requests and matchers.
 
-See tests/fakes/responses_api.py for how they are used; everything here is re-exported there.
-The matchers both fakes share (`any_request`, `prompt_contains`, `nth_call`, combined with `&`,
-`|`, `~`) come from tests/fakes/scripted_api.py.
+See tests/fakes/responses_api.py for how they are used; everything here is re-exported there,
+with the matchers both fakes share (tests/fakes/scripted_api.py).
 """
 
 from __future__ import annotations
@@ -11,31 +10,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tests.fakes.scripted_api import Matcher, any_request, nth_call, prompt_contains
-
-__all__ = [
-    "JSON",
-    "NO_USAGE",
-    "Matcher",
-    "RecordedRequest",
-    "Reply",
-    "Usage",
-    "any_request",
-    "api_error",
-    "delayed",
-    "function_call",
-    "has_tool_output",
-    "instructions_contain",
-    "last_prompt_contains",
-    "nth_call",
-    "prompt_contains",
-    "reasoning",
-    "schema_requested",
-    "shell",
-    "stream_failure",
-    "structured",
-    "text",
-]
+from tests.fakes.scripted_api import Matcher
 
 JSON = dict[str, Any]
 

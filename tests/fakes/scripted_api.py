@@ -159,6 +159,11 @@ class ScriptedServer(Generic[RequestT, ReplyT]):
         assert self._server is not None, "server not started"
         return int(self._server.server_address[1])
 
+    @property
+    def url(self) -> str:
+        """The server's root, `http://127.0.0.1:<port>`."""
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self) -> Self:
         self._stopping.clear()
         handler = type("Handler", (self.handler,), {"fake": self})
