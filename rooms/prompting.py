@@ -18,12 +18,23 @@ _MARKERS = {
     "arbiter": "PROCEED, REVISE, RESET or ESCALATE (as `VERDICT: <word>`)",
 }
 _OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays in the store
+# Characters of the task or of one person's message in a prompt. A pasted log of megabytes would
+# otherwise overflow the model's context on every turn; the full text stays in the store.
+HUMAN_TEXT_LIMIT = 60_000
+
+
+def _bounded(text: str, limit: int, what: str) -> str:
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return f"{text[:limit]}\n[… {cut} more characters of {what} cut here; the full text is stored]"
 
 
 def build_prompt(
     task: Task, phase: Status, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
 ) -> str:
-    parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task.text.strip()]
+    task_text = _bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task")
+    parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
     if role == "owner":
         parts += _ruling_to_act_on(history)
     if role == "arbiter":
@@ -83,7 +94,7 @@ def _messages(history: History) -> list[str]:
     lines = ["## Messages from people"]
     for m in history.messages:
         tag = " (answer to an escalation)" if m.kind == "answer" else ""
-        lines.append(f"- {m.user}{tag}: {m.text}")
+        lines.append(f"- {m.user}{tag}: {_bounded(m.text, HUMAN_TEXT_LIMIT, 'this message')}")
     return ["\n".join(lines)]
 
 
@@ -103,7 +114,7 @@ def _recent_turns(history: History, count: int) -> list[str]:
 def _quote(turn: Turn) -> str:
     output = turn.output.strip()
     if len(output) > _OUTPUT_LIMIT:
-        output = output[:_OUTPUT_LIMIT] + "\n[… cut; the full output is in the store]"
+        output = _bounded(output, _OUTPUT_LIMIT, "this output")
     marker = f" — {turn.marker}" if turn.marker else ""
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{output}"
 
