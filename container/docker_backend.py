@@ -15,10 +15,11 @@ list shared with the LocalBackend (container/limits.py: `SLACK_*`, `DISCORD_*`, 
 The container itself gets HOME.
 
 Supervision follows the same rules as the LocalBackend (container/local.py), on the shared
-helpers of container/limits.py: exactly one terminal event per turn; blank lines ignored, a line
-that is not an event → `protocol` and kill; no event for `idle_timeout_s` → `idle_timeout`; past
-`hard_timeout_s` → `hard_timeout`; more than `max_output_bytes` (stdout and stderr together) →
-`output_cap`; exit without a terminal event → `crashed` with the status and the stderr tail.
+helpers of container/limits.py and container/supervision.py: exactly one terminal event per
+turn; blank lines ignored, a line that is not an event → `protocol` and kill; no event for
+`idle_timeout_s` → `idle_timeout`; past `hard_timeout_s` → `hard_timeout`; more than
+`max_output_bytes` (stdout and stderr together) → `output_cap`; exit without a terminal event →
+`crashed` with the status and the stderr tail.
 `out_of_memory` replaces both `crashed` and the runner's own `error` when the container's OOM-kill
 counter (memory cgroup) went up during the run, or the runner exited 137 unbidden (Podman 4.3
 never sets OOMKilled): the runner's error is therefore held until the exec has exited. Killing
@@ -38,15 +39,13 @@ from typing import Any
 
 from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, oom_kills
 from container.docker_pool import ContainerPool, DockerConfig, Placement
-from container.limits import LineSplitter, OutputCapExceeded, TailBuffer, is_forbidden, parse_line
+from container.limits import TailBuffer, runner_env
+from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import (
     CRASHED,
-    HARD_TIMEOUT,
     IDLE_TIMEOUT,
     OUT_OF_MEMORY,
     OUTPUT_CAP,
-    PROTOCOL,
-    ProtocolError,
     RunEvent,
     RunSpec,
     encode,
@@ -64,22 +63,13 @@ DEFAULT_ENV = {
     "TRIBUNAL_CODEX_SANDBOX": "external",
 }
 RUNNER_COMMAND = ("python3", "-P", "-m", "runners")
-TERMINAL = ("final", "error")
 OOM_STATUS = 137  # SIGKILL; the memory cgroup's OOM killer is the only other sender
 
 
 def exec_env(*layers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """The exec's environment from the layers (later wins), and the names refused."""
-    env: dict[str, str] = {}
-    refused: list[str] = []
-    for layer in layers:
-        for name, value in layer.items():
-            # The deny list shared with the LocalBackend (container/limits.py).
-            if is_forbidden(name):
-                refused.append(name)
-            else:
-                env[name] = value
-    return env, refused
+    """The exec's environment from the layers (later wins), and the names refused: the
+    LocalBackend's rule (container/limits.py) with nothing taken from the host."""
+    return runner_env({}, *layers, allowed=())
 
 
 def connect(docker_host: str | None = None, timeout: int = 120) -> Any:
@@ -89,12 +79,6 @@ def connect(docker_host: str | None = None, timeout: int = 120) -> Any:
     if docker_host:
         return docker.DockerClient(base_url=docker_host, timeout=timeout)
     return docker.from_env(timeout=timeout)
-
-
-class _Failure(Exception):
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(text)
-        self.code = code
 
 
 class DockerBackend:
@@ -185,8 +169,8 @@ class _Run:
         self.session = session
         self.run_id = run_id
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
-        self.answered = False  # the runner's `final` went out
-        self.held: RunEvent | None = None  # the runner's `error`, kept until we know why it failed
+        # The runner's `error` is held until we know why it failed (out_of_memory).
+        self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes, hold_error=True)
         self.killed = False
         self.done = False
 
@@ -195,21 +179,16 @@ class _Run:
             async with aclosing(self._read()) as events:
                 async for event in events:
                     yield event
-        except _Failure as failure:
+        except RunFailure as failure:
             await self.kill()
-            text = f"{failure}{self._stderr_note()}"
-            if self.answered or self.held is not None:
-                log.warning("runner failed after its answer (%s): %s", failure.code, text)
-            if self.held is not None and not self.answered:
-                yield self.held
-            elif not self.answered:
-                yield error(failure.code, text)
+            ending = self.output.ending(failure, self.stderr.note())
+            if ending is not None:
+                yield ending
 
     async def _read(self) -> AsyncGenerator[RunEvent, None]:
-        spec, backend = self.spec, self.backend
+        spec, backend, output = self.spec, self.backend, self.output
         loop = asyncio.get_running_loop()
         queue = self.session.pump(encode(spec.request).encode("utf-8"), loop)
-        splitter = LineSplitter(spec.max_output_bytes, backend.max_line_bytes)
         start = last_event = loop.time()
         stderr_bytes = 0
         while True:
@@ -220,17 +199,13 @@ class _Run:
                     raise TimeoutError
                 item: Chunk = await asyncio.wait_for(queue.get(), timeout)
             except TimeoutError:
-                if hard_at <= idle_at:
-                    raise _Failure(
-                        HARD_TIMEOUT, f"the turn ran past {spec.hard_timeout_s:g}s"
-                    ) from None
-                raise _Failure(IDLE_TIMEOUT, f"no event for {spec.idle_timeout_s:g}s") from None
+                raise timeout_failure(spec, idle_at, hard_at) from None
             if item is None:
                 break
             stream, data = item
             # One budget for stdout and stderr: a runner flooding either one is stopped.
-            if splitter.total + stderr_bytes + len(data) > spec.max_output_bytes:
-                raise _Failure(
+            if output.total + stderr_bytes + len(data) > spec.max_output_bytes:
+                raise RunFailure(
                     OUTPUT_CAP, f"the runner printed more than {spec.max_output_bytes} bytes"
                 )
             if stream == STDERR:
@@ -239,54 +214,29 @@ class _Run:
                 continue
             if stream != STDOUT:
                 continue
-            try:
-                lines = splitter.feed(data)
-            except OutputCapExceeded as exc:
-                raise _Failure(OUTPUT_CAP, str(exc)) from None
-            for line in lines:
-                for event in self._accept(line):
-                    last_event = loop.time()
-                    yield event
-        for line in splitter.finish():
-            for event in self._accept(line):
+            for event in output.feed(data):
+                last_event = loop.time()
                 yield event
+        for event in output.finish():
+            yield event
         status = await self._exit_status(min(hard_at, loop.time() + backend.exit_wait_s))
         self.done = True
-        if self.answered:
+        if output.answered:
             return
         # A process of the run died by the memory limit: the runner itself (status 137), or a
         # child such as the agent CLI, after which the runner reports its own error.
         if await self._oom_grew() or status == OOM_STATUS:
-            said = f"; the runner said: {self.held.text}" if self.held is not None else ""
-            self.held = None  # replaced by the reason below
-            raise _Failure(
+            said = f"; the runner said: {output.held.text}" if output.held is not None else ""
+            output.held = None  # replaced by the reason below
+            raise RunFailure(
                 OUT_OF_MEMORY,
                 f"a process of the run was killed by the memory limit "
                 f"{backend.config.mem_limit} (runner status {status}){said}",
             )
-        if self.held is not None:
-            yield self.held
+        if output.held is not None:
+            yield output.held
             return
-        raise _Failure(CRASHED, f"the runner exited with status {status} without an answer")
-
-    def _accept(self, line: bytes) -> list[RunEvent]:
-        try:
-            event = parse_line(line)
-        except ProtocolError as exc:
-            raise _Failure(
-                PROTOCOL, f"the runner printed a line that is not an event: {exc}"
-            ) from None
-        if event is None:
-            return []
-        if event.kind in TERMINAL:
-            if self.answered or self.held is not None:
-                log.warning("dropped a second terminal event from the runner: %s", event.kind)
-                return []
-            if event.kind == "error":
-                self.held = event
-                return []
-            self.answered = True
-        return [event]
+        raise RunFailure(CRASHED, f"the runner exited with status {status} without an answer")
 
     async def _oom_grew(self) -> bool:
         """Whether the container's OOM-kill counter went up since it was last read."""
@@ -306,7 +256,7 @@ class _Run:
                 return status
             if loop.time() >= until:
                 await self.kill()
-                raise _Failure(IDLE_TIMEOUT, "the runner closed its output but did not exit")
+                raise RunFailure(IDLE_TIMEOUT, "the runner closed its output but did not exit")
             await asyncio.sleep(0.05)
 
     async def kill(self) -> None:
@@ -326,7 +276,3 @@ class _Run:
                 await self.kill()
         finally:
             self.session.close()
-
-    def _stderr_note(self) -> str:
-        tail = self.stderr.text()
-        return f"; stderr: {tail[-1000:]}" if tail else ""

@@ -118,3 +118,8 @@ class TailBuffer:
 
     def text(self) -> str:
         return self._data.decode("utf-8", "replace").strip()
+
+    def note(self) -> str:
+        """`; stderr: <its last 1000 characters>` for an error's text, or nothing."""
+        tail = self.text()
+        return f"; stderr: {tail[-1000:]}" if tail else ""

@@ -8,7 +8,8 @@ the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
 workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the runner's modules.
 
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
-arrive. Rules, the same for every run:
+arrive. Rules, the same for every run (the first two shared with the DockerBackend:
+container/supervision.py):
 
 - Every run ends with exactly one terminal event: the runner's `final` or `error`, or an `error`
   from the backend. Events after the runner's terminal event are still passed on, except a
@@ -39,37 +40,13 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from container.limits import (
-    LineSplitter,
-    OutputCapExceeded,
-    TailBuffer,
-    parse_line,
-    runner_env,
-)
-from runners.protocol import (
-    CRASHED,
-    HARD_TIMEOUT,
-    IDLE_TIMEOUT,
-    OUTPUT_CAP,
-    PROTOCOL,
-    ProtocolError,
-    RunEvent,
-    RunSpec,
-    encode,
-    error,
-)
+from container.limits import TailBuffer, runner_env
+from container.supervision import RunFailure, RunnerOutput, timeout_failure
+from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
 
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 64 * 1024
-TERMINAL = ("final", "error")
-
-
-class _Failure(Exception):
-    def __init__(self, code: str, text: str) -> None:
-        super().__init__(text)
-        self.code = code
-        self.text = text
 
 
 class LocalBackend:
@@ -145,7 +122,7 @@ class _Supervised:
         self.proc = proc
         self.pgid = proc.pid  # start_new_session: the leader's pid is the group id
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
-        self.terminal_seen = False
+        self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes)
         self.stop_note = ""
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -157,18 +134,16 @@ class _Supervised:
         try:
             async for event in self._read():
                 yield event
-        except _Failure as failure:
+        except RunFailure as failure:
             await self.stop()
-            if self.terminal_seen:
-                log.warning("runner failed after its answer (%s): %s", failure.code, failure.text)
-            else:
-                yield error(failure.code, f"{failure.text}{self.stop_note}{self._stderr_note()}")
+            ending = self.output.ending(failure, f"{self.stop_note}{self.stderr.note()}")
+            if ending is not None:
+                yield ending
 
     async def _read(self) -> AsyncIterator[RunEvent]:
         loop = asyncio.get_running_loop()
-        spec, proc = self.spec, self.proc
+        spec, proc, output = self.spec, self.proc, self.output
         assert proc.stdout is not None
-        splitter = LineSplitter(spec.max_output_bytes, self.backend.max_line_bytes)
         start = last_event = loop.time()
         exited_at: float | None = None
         exit_task = asyncio.create_task(proc.wait())
@@ -187,9 +162,7 @@ class _Supervised:
                             "stdout still open %.1fs after the runner exited", now - exited_at
                         )
                         break
-                    if hard_at <= idle_at:
-                        raise _Failure(HARD_TIMEOUT, f"the turn ran past {spec.hard_timeout_s:g}s")
-                    raise _Failure(IDLE_TIMEOUT, f"no event for {spec.idle_timeout_s:g}s")
+                    raise timeout_failure(spec, idle_at, hard_at)
                 if read_task is None:
                     read_task = asyncio.create_task(proc.stdout.read(CHUNK_BYTES))
                 waiting: set[asyncio.Task[Any]] = {read_task}
@@ -207,42 +180,20 @@ class _Supervised:
                 read_task = None
                 if not chunk:
                     break
-                try:
-                    lines = splitter.feed(chunk)
-                except OutputCapExceeded as exc:
-                    raise _Failure(OUTPUT_CAP, str(exc)) from None
-                for line in lines:
-                    for event in self._accept(line):
-                        yield event
-                        # Counted from when the consumer takes the next one: time spent handling
-                        # an event (posting it to a chat) is not the runner's silence.
-                        last_event = loop.time()
-            for line in splitter.finish():
-                for event in self._accept(line):
+                for event in output.feed(chunk):
                     yield event
+                    # Counted from when the consumer takes the next one: time spent handling
+                    # an event (posting it to a chat) is not the runner's silence.
+                    last_event = loop.time()
+            for event in output.finish():
+                yield event
             await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, loop.time() + 5))
         finally:
             for task in (read_task, exit_task):
                 if task is not None and not task.done():
                     task.cancel()
-        if not self.terminal_seen:
-            raise _Failure(CRASHED, f"the runner {_exit_text(proc.returncode)} without an answer")
-
-    def _accept(self, line: bytes) -> list[RunEvent]:
-        try:
-            event = parse_line(line)
-        except ProtocolError as exc:
-            raise _Failure(
-                PROTOCOL, f"the runner printed a line that is not an event: {exc}"
-            ) from None
-        if event is None:
-            return []
-        if event.kind in TERMINAL:
-            if self.terminal_seen:
-                log.warning("dropped a second terminal event from the runner: %s", event.kind)
-                return []
-            self.terminal_seen = True
-        return [event]
+        if not output.terminal_seen:
+            raise RunFailure(CRASHED, f"the runner {_exit_text(proc.returncode)} without an answer")
 
     async def _wait_exit(self, exit_task: asyncio.Task[int], until: float) -> None:
         """stdout is closed; the runner should exit now. If it does not, it is stopped."""
@@ -251,8 +202,8 @@ class _Supervised:
             await asyncio.wait_for(asyncio.shield(exit_task), timeout)
         except TimeoutError:
             await self.stop()
-            if not self.terminal_seen:
-                raise _Failure(
+            if not self.output.terminal_seen:
+                raise RunFailure(
                     IDLE_TIMEOUT, "the runner closed its output but did not exit"
                 ) from None
         # stderr may lag behind the exit a little; the crash report wants its tail.
@@ -273,10 +224,6 @@ class _Supervised:
         assert stream is not None
         while chunk := await stream.read(CHUNK_BYTES):
             self.stderr.write(chunk)
-
-    def _stderr_note(self) -> str:
-        tail = self.stderr.text()
-        return f"; stderr: {tail[-1000:]}" if tail else ""
 
     async def stop(self) -> None:
         """Stop the group (SIGTERM, then SIGKILL after the grace period) and reap the leader.

@@ -1,0 +1,119 @@
+"""What both backends make of a runner's output, whatever runs the runner.
+
+The local and the Docker backend differ in how they start, watch and kill a runner; what they
+accept from it is the same and lives here, free of process handling:
+
+- stdout is cut into lines under the output caps (container/limits.py) and each non-blank line
+  must be a RunEvent: anything else is a broken runner, `protocol`;
+- a run passes on at most one terminal event (`final` or `error`); a second one is dropped;
+- a failure the backend detects (timeout, cap, crash, …) ends the run with the backend's own
+  `error`, unless the runner's terminal event already went out: then it is only logged.
+
+The DockerBackend holds the runner's `error` back until the exec has exited, so that a run the
+memory limit killed can be reported as `out_of_memory` instead (`hold_error`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+from container.limits import LineSplitter, OutputCapExceeded, parse_line
+from runners.protocol import (
+    HARD_TIMEOUT,
+    IDLE_TIMEOUT,
+    OUTPUT_CAP,
+    PROTOCOL,
+    ProtocolError,
+    RunEvent,
+    RunSpec,
+    error,
+)
+
+log = logging.getLogger(__name__)
+
+TERMINAL = ("final", "error")
+
+
+class RunFailure(Exception):
+    """Raised by a backend's supervision to end the run with its own error `code`
+    (runners.protocol)."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+def timeout_failure(spec: RunSpec, idle_at: float, hard_at: float) -> RunFailure:
+    """The failure for a passed deadline: the hard one when it is due first (or at the same
+    time), else the idle one."""
+    if hard_at <= idle_at:
+        return RunFailure(HARD_TIMEOUT, f"the turn ran past {spec.hard_timeout_s:g}s")
+    return RunFailure(IDLE_TIMEOUT, f"no event for {spec.idle_timeout_s:g}s")
+
+
+class RunnerOutput:
+    """A runner's stdout turned into the events a run passes on."""
+
+    def __init__(self, max_total_bytes: int, max_line_bytes: int, *, hold_error: bool = False):
+        self.splitter = LineSplitter(max_total_bytes, max_line_bytes)
+        self.hold_error = hold_error
+        self.answered = False  # the runner's terminal event went out
+        self.held: RunEvent | None = None  # the runner's `error`, when held back
+
+    @property
+    def terminal_seen(self) -> bool:
+        return self.answered or self.held is not None
+
+    @property
+    def total(self) -> int:
+        """Bytes of stdout so far."""
+        return self.splitter.total
+
+    def feed(self, chunk: bytes) -> Iterator[RunEvent]:
+        """The events of the complete lines in `chunk`, parsed one line at a time as they are
+        taken, so that events before a broken line go out before its failure is raised."""
+        try:
+            lines = self.splitter.feed(chunk)
+        except OutputCapExceeded as exc:
+            raise RunFailure(OUTPUT_CAP, str(exc)) from None
+        for line in lines:
+            yield from self.accept(line)
+
+    def finish(self) -> Iterator[RunEvent]:
+        """At the end of stdout: the events of an unterminated last line."""
+        for line in self.splitter.finish():
+            yield from self.accept(line)
+
+    def accept(self, line: bytes) -> list[RunEvent]:
+        try:
+            event = parse_line(line)
+        except ProtocolError as exc:
+            raise RunFailure(
+                PROTOCOL, f"the runner printed a line that is not an event: {exc}"
+            ) from None
+        if event is None:
+            return []
+        if event.kind in TERMINAL:
+            if self.terminal_seen:
+                log.warning("dropped a second terminal event from the runner: %s", event.kind)
+                return []
+            if self.hold_error and event.kind == "error":
+                self.held = event
+                return []
+            self.answered = True
+        return [event]
+
+    def ending(self, failure: RunFailure, note: str = "") -> RunEvent | None:
+        """The event that ends a run the backend failed (`note` is added to its text): the
+        runner's held `error` if there is one, else the backend's; None when the runner's answer
+        already went out (the failure is logged only, the turn's answer is in)."""
+        text = f"{failure.text}{note}"
+        if self.terminal_seen:
+            log.warning("runner failed after its answer (%s): %s", failure.code, text)
+        if self.answered:
+            return None
+        if self.held is not None:
+            return self.held
+        return error(failure.code, text)
