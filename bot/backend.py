@@ -22,7 +22,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, TextIO
 
-from bot.settings import Settings, SettingsError
+from bot.settings import Settings
+from bot.settings_sections import SettingsError
 from container.docker_backend import DockerBackend, connect
 from container.docker_pool import DockerConfig
 from container.local import LocalBackend

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, load_settings
+from bot.settings_sections import SettingsError
 
 EXIT_CONFIG = 78
 EXIT_USAGE = 2

@@ -40,7 +40,8 @@ from bot.backend import (
     probe_engine,
     short_reason,
 )
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, load_settings
+from bot.settings_sections import SettingsError
 from container.docker_backend import connect
 
 VERSION_TIMEOUT_S = 60.0  # the first start of a 400 MB binary from a cold disk can be slow

@@ -6,7 +6,8 @@ A room belongs to the group whose platform and channel it lives in; the console 
 
 from __future__ import annotations
 
-from bot.settings import GroupBase, Settings
+from bot.settings import Settings
+from bot.settings_sections import GroupBase
 from rooms.model import AgentConfig, GroupPolicy, RoomRef
 
 

@@ -1,0 +1,179 @@
+"""The sections of Tribunal's settings: groups and their roles, thresholds, budgets and
+timeouts, the console room, and the Docker backend. `bot.settings` assembles them into
+`Settings` and reads the files and the environment.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rooms.model import Thresholds
+from runners.protocol import AgentType
+
+DEFAULT_TOML = Path("tribunal.toml")
+DEFAULT_ENV_FILE = Path(".env")
+CONSOLE_PLATFORM = "console"
+CONSOLE_CHANNEL = "local"
+CONSOLE_GROUP = "console"
+ROLES = ("owner", "reviewer", "arbiter")
+_GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+class SettingsError(Exception):
+    """Settings that cannot be used. Each line names one field and what is wrong with it."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors: a typo in tribunal.toml must not be silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentSettings(_Section):
+    """Which agent plays a role, and with which model (None: the agent's default)."""
+
+    agent: AgentType = "claude"
+    model: str | None = None
+
+
+class ThresholdSettings(_Section):
+    """rooms.model.Thresholds, field for field: the deadlock detectors and the task ceilings."""
+
+    stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
+    repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
+    findings_similarity: float = Field(Thresholds.findings_similarity, ge=0.0, le=1.0)
+    round_cap: int = Field(Thresholds.round_cap, ge=1)
+    max_arbitrations: int = Field(Thresholds.max_arbitrations, ge=0)
+    max_turns: int = Field(Thresholds.max_turns, ge=1)
+    max_wall_s: float = Field(Thresholds.max_wall_s, gt=0)
+    max_tokens: int = Field(Thresholds.max_tokens, ge=1)
+    max_cost_usd: float = Field(Thresholds.max_cost_usd, gt=0)
+
+    def to_thresholds(self) -> Thresholds:
+        return Thresholds(**self.model_dump())
+
+
+class BudgetSettings(_Section):
+    """Limits of one runner call (the task-wide budgets are ceilings in `thresholds`)."""
+
+    max_agent_turns: int = Field(40, ge=1)  # tool-use turns inside one agent turn
+
+
+class TimeoutSettings(_Section):
+    idle_s: float = Field(300.0, gt=0)  # no event from the runner for this long: the turn fails
+    hard_s: float = Field(1800.0, gt=0)  # wall-clock limit of one turn
+
+
+class GroupBase(_Section):
+    """What a group decides: agents per role, workspace, who may approve, limits, prompts."""
+
+    owner: AgentSettings = AgentSettings()
+    reviewer: AgentSettings = AgentSettings()
+    arbiter: AgentSettings = AgentSettings()
+    workspace: Path | None = None
+    approvers: list[str] = Field(default_factory=list)
+    thresholds: ThresholdSettings = ThresholdSettings()
+    budgets: BudgetSettings = BudgetSettings()
+    timeouts: TimeoutSettings = TimeoutSettings()
+    prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
+    recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+
+    @field_validator("workspace")
+    @classmethod
+    def _workspace_is_a_folder(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_dir():
+            raise ValueError(f"not an existing folder: {value}")
+        return value
+
+    @field_validator("prompts")
+    @classmethod
+    def _prompt_files_exist(cls, value: dict[str, Path]) -> dict[str, Path]:
+        # Checked here, at start-up, rather than at the first turn that needs the prompt.
+        missing = [f"{role}: {path}" for role, path in value.items() if not path.is_file()]
+        if missing:
+            raise ValueError("prompt file not found: " + ", ".join(missing))
+        return value
+
+    def agents_in_use(self) -> set[str]:
+        return {self.owner.agent, self.reviewer.agent, self.arbiter.agent}
+
+
+class GroupSettings(GroupBase):
+    """A registered chat channel (DESIGN §2): which platform, which channel."""
+
+    platform: Literal["slack", "discord"]
+    channel: str = Field(min_length=1)
+
+
+class ConsoleSettings(GroupBase):
+    """The console room's group. `user` is you; by default the only approver."""
+
+    user: str = Field(default_factory=lambda: _login_name(), min_length=1)
+
+    @model_validator(mode="after")
+    def _user_approves_by_default(self) -> ConsoleSettings:
+        if not self.approvers:
+            self.approvers = [self.user]
+        return self
+
+
+class DockerSettings(_Section):
+    """The Docker backend (container/): image, per-container limits, network and instance. The
+    engine address is `DOCKER_HOST` (Settings.docker_host).
+
+    `network_mode`: the network of the runner containers. The default "bridge" lets the agents
+    reach anything the host can; production should use a network of its own whose egress reaches
+    only the model APIs (or "none" plus a host-side credential proxy). Tests use "host" so that
+    the fake model APIs on 127.0.0.1 are reachable.
+
+    `instance`: the `tribunal.instance` label value that marks this bot's containers. A restarted
+    bot finds (reuses or removes) the containers of its own instance and leaves other bots'
+    alone. Unset: derived from the data folder's absolute path (Settings.docker_instance), which
+    is stable across restarts and distinct for two bots with two data folders.
+
+    `idle_timeout_s` / `hard_timeout_s`: ceilings for container turns; each group's `timeouts`
+    apply to its turns, capped by these."""
+
+    image: str = Field("tribunal-runner:latest", min_length=1)
+    mem_limit: str = "4g"
+    nano_cpus: int = Field(2_000_000_000, ge=1)
+    pids_limit: int = Field(512, ge=1)
+    idle_timeout_s: float = Field(300.0, gt=0)
+    hard_timeout_s: float = Field(1800.0, gt=0)
+    concurrency: int = Field(5, ge=1)
+    network_mode: str = Field("bridge", min_length=1)
+    instance: str | None = None
+
+    @field_validator("instance")
+    @classmethod
+    def _instance_is_a_label_value(cls, value: str | None) -> str | None:
+        # It also becomes part of container names, so keep it to what names allow.
+        if value is not None and not _INSTANCE.match(value):
+            raise ValueError(
+                f"use 1 to 63 letters, digits, '_', '-' or '.', starting with a letter or digit "
+                f"(got {value!r})"
+            )
+        return value
+
+
+def default_instance(data: Path) -> str:
+    """The instance label of a bot whose data folder is `data`: a hash of its absolute path."""
+    digest = hashlib.sha256(str(data.expanduser().resolve()).encode()).hexdigest()
+    return f"data-{digest[:12]}"
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry and no LOGNAME/USER (some containers)
+        return "console"
