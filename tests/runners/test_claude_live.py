@@ -6,7 +6,6 @@ on loopback. Nothing leaves 127.0.0.1.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import uuid
@@ -16,8 +15,9 @@ from typing import Any
 import pytest
 
 from container.local import LocalBackend
-from runners.protocol import AGENT, IDLE_TIMEOUT, RunEvent, RunRequest, RunSpec
+from runners.protocol import AGENT, IDLE_TIMEOUT, RunEvent, RunSpec
 from tests.fakes.claude_cli import claude_marks
+from tests.fakes.live_runs import collect, live_spec, only, processes_with_env, running
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
     Usage,
@@ -63,26 +63,8 @@ def home(tmp_path: Path) -> Path:
 
 
 def run_spec(fake: FakeMessagesAPI, workspace: Path, home: Path, **request: Any) -> RunSpec:
-    env = {**fake.env(), "HOME": str(home), **request.pop("env", {})}
-    fields: dict[str, Any] = {"role": "owner", "prompt": "Change the greeting.", "max_turns": 6}
-    fields.update(request)
-    return RunSpec(
-        group="g",
-        agent="claude",
-        request=RunRequest(**fields),
-        workspace=str(workspace),
-        env=env,
-        idle_timeout_s=60,
-        hard_timeout_s=120,
-    )
-
-
-async def collect(spec: RunSpec, backend: LocalBackend | None = None) -> list[RunEvent]:
-    return [event async for event in (backend or LocalBackend()).run(spec)]
-
-
-def only(events: list[RunEvent], kind: str) -> list[RunEvent]:
-    return [e for e in events if e.kind == kind]
+    fields = {"role": "owner", "prompt": "Change the greeting.", "max_turns": 6, **request}
+    return live_spec("claude", workspace, {**fake.env(), "HOME": str(home)}, **fields)
 
 
 async def test_owner_edits_a_file_through_tool_use(
@@ -307,7 +289,7 @@ async def test_background_jobs_of_the_agent_end_with_the_turn(
     events = await collect(spec)
     assert [e.kind for e in events][-2:] == ["usage", "final"]
     pid = int(pidfile.read_text())
-    assert not _running(pid), "the agent's background job outlived the turn"
+    assert not running(pid), "the agent's background job outlived the turn"
 
 
 async def test_idle_timeout_stops_runner_and_claude_code(
@@ -321,27 +303,4 @@ async def test_idle_timeout_stops_runner_and_claude_code(
     events = await collect(spec, LocalBackend(kill_grace_s=2.0))
     assert events[-1].code == IDLE_TIMEOUT
     assert fake.calls, "Claude Code had asked the model before the timeout"
-    assert _processes_with_env(marker) == []
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
-
-
-def _processes_with_env(marker: str) -> list[int]:
-    """Living processes whose environment has `marker` (the runner and its Claude Code)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"{marker}=".encode() in environ and _running(int(entry)):
-            found.append(int(entry))
-    return found
+    assert processes_with_env(marker) == []

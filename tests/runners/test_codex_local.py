@@ -3,7 +3,6 @@ engine runs a turn), against the scripted fake Responses API on loopback."""
 
 from __future__ import annotations
 
-import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,8 +10,9 @@ from typing import Any
 import pytest
 
 from container.local import LocalBackend
-from runners.protocol import IDLE_TIMEOUT, RunEvent, RunRequest, RunSpec
-from tests.fakes.codex import CODEX_BIN, needs_codex
+from runners.protocol import IDLE_TIMEOUT, RunSpec
+from tests.fakes.codex import needs_codex
+from tests.fakes.live_runs import codex_home_env, collect, live_spec, processes_with_env
 from tests.fakes.responses_api import (
     FakeResponsesAPI,
     Usage,
@@ -42,29 +42,8 @@ def workspace(tmp_path: Path) -> Path:
 
 
 def run_spec(fake: FakeResponsesAPI, workspace: Path, home: Path, **request: Any) -> RunSpec:
-    assert CODEX_BIN is not None
-    env = {
-        **fake.env(),
-        "HOME": str(home),
-        "CODEX_HOME": str(home / "codex"),
-        "CODEX_BIN": CODEX_BIN,
-        **request.pop("env", {}),
-    }
-    fields: dict[str, Any] = {"role": "owner", "prompt": "Change the greeting."}
-    fields.update(request)
-    return RunSpec(
-        group="g",
-        agent="codex",
-        request=RunRequest(**fields),
-        workspace=str(workspace),
-        env=env,
-        idle_timeout_s=60,
-        hard_timeout_s=120,
-    )
-
-
-async def collect(spec: RunSpec, backend: LocalBackend | None = None) -> list[RunEvent]:
-    return [event async for event in (backend or LocalBackend()).run(spec)]
+    fields = {"role": "owner", "prompt": "Change the greeting.", **request}
+    return live_spec("codex", workspace, {**fake.env(), **codex_home_env(home)}, **fields)
 
 
 async def test_an_owner_turn_then_a_resumed_turn(
@@ -117,7 +96,7 @@ async def test_background_jobs_of_the_agent_end_with_the_turn(
     env = {marker: "1", "TRIBUNAL_CODEX_SANDBOX": sandbox}
     events = await collect(run_spec(fake, workspace, tmp_path / "home", read_only=False, env=env))
     assert events[-1].kind == "final" and started.exists()
-    assert _processes_with_env(marker) == [], "the agent's background job outlived the turn"
+    assert processes_with_env(marker) == [], "the agent's background job outlived the turn"
 
 
 async def test_idle_timeout_stops_the_runner_and_codex(
@@ -131,27 +110,4 @@ async def test_idle_timeout_stops_the_runner_and_codex(
     events = await collect(spec, LocalBackend(kill_grace_s=2.0))
     assert events[-1].code == IDLE_TIMEOUT
     assert fake.calls, "Codex had asked the model before the timeout"
-    assert _processes_with_env(marker) == []
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
-
-
-def _processes_with_env(marker: str) -> list[int]:
-    """Living processes whose environment has `marker` (the runner and its Codex)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            environ = Path(f"/proc/{entry}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"{marker}=".encode() in environ and _running(int(entry)):
-            found.append(int(entry))
-    return found
+    assert processes_with_env(marker) == []
