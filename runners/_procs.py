@@ -20,6 +20,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 from types import FrameType
 
 _PR_SET_CHILD_SUBREAPER = 36
@@ -65,21 +66,27 @@ def descendants(root: int | None = None) -> list[int]:
     return found
 
 
-def kill_descendants(rounds: int = 5) -> int:
-    """SIGKILL every descendant, repeating while new ones appear (a fork racing the kill), and
-    reap those that became our children. Returns how many were killed."""
-    killed = 0
-    for _ in range(rounds):
+def kill_descendants(grace_s: float = 2.0) -> int:
+    """SIGKILL every descendant and wait until all are dead (zombies count as dead), repeating
+    while new ones appear (a fork racing the kill); reap those that became our children.
+
+    Waiting matters: SIGKILL is delivered asynchronously, and a multi-threaded agent CLI takes a
+    moment to die; a runner that exited at once would leave it running past its turn. Bounded by
+    `grace_s`. Returns how many processes were killed."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + grace_s
+    while True:
         pids = descendants()
-        if not pids:
+        if not pids or time.monotonic() > deadline:
             break
         for pid in pids:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed.add(pid)
         _reap()
+        time.sleep(0.01)
     _reap()
-    return killed
+    return len(killed)
 
 
 def _reap() -> None:
