@@ -132,13 +132,20 @@ class RecordedRequest:
         return out
 
     def tool_results(self) -> list[dict[str, Any]]:
-        """The tool_result blocks of the last message (what the agent's tools answered)."""
-        if not self.messages:
-            return []
-        content = self.messages[-1].get("content")
-        if not isinstance(content, list):
-            return []
-        return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        """The tool_result blocks sent since the model's last answer (what its tools answered).
+
+        Everything after the last assistant message counts, not just the last message: Claude
+        Code may put a separate user message (a "USD budget" reminder) after the tool results."""
+        blocks: list[dict[str, Any]] = []
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant":
+                break
+            content = message.get("content")
+            if isinstance(content, list):
+                blocks[:0] = [
+                    b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"
+                ]
+        return blocks
 
     def tool_result_text(self) -> str:
         parts: list[str] = []

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
+    RecordedRequest,
     Usage,
     any_request,
     api_error,
@@ -162,3 +163,35 @@ async def test_tool_result_matcher_sees_the_last_message() -> None:
         second = await api.messages.create(model="m", max_tokens=5, messages=follow_up)
         assert second.content[0].type == "text" and second.content[0].text == "saw the result"
         assert fake.calls[1].tool_result_text() == "a.txt"
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        ([{"role": "user", "content": "hi"}], False),
+        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}], True),
+        # Claude Code may add a reminder message after the tool results: still a tool result.
+        (
+            [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t"}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
+                {"role": "user", "content": [{"type": "text", "text": "USD budget: $1"}]},
+            ],
+            True,
+        ),
+        # A tool result the model has already answered is not a new one.
+        (
+            [
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
+                {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                {"role": "user", "content": "next"},
+            ],
+            False,
+        ),
+    ],
+)
+def test_has_tool_result_looks_at_everything_since_the_last_answer(
+    messages: list[dict[str, Any]], expected: bool
+) -> None:
+    request = RecordedRequest("/v1/messages", {}, {"messages": messages})
+    assert has_tool_result()(request, 0) is expected
