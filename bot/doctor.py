@@ -27,10 +27,11 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from bot.backend import (
     BackendKind,
@@ -348,6 +349,22 @@ print(json.dumps(found))
 """
 
 
+def _last_json_line(container: Any, attempts: int = 10) -> dict[str, Any]:
+    """The JSON the script printed last. Podman 4.3 may hand back a just-exited container's
+    logs without their last lines, so an empty or cut answer is read again a few times."""
+    for _ in range(attempts):
+        output = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
+        lines = output.strip().splitlines()
+        try:
+            answer = json.loads(lines[-1]) if lines else None
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict):
+            return answer
+        time.sleep(0.2)
+    return {}
+
+
 def image_runner_versions(settings: Settings, image_id: str) -> dict[str, tuple[bool, str]]:
     """`claude --version` and `codex --version` in a throwaway container of the image."""
     client = connect(settings.docker_host, timeout=int(VERSION_TIMEOUT_S) * 2 + 30)
@@ -368,9 +385,7 @@ def image_runner_versions(settings: Settings, image_id: str) -> dict[str, tuple[
             pids_limit=settings.docker.pids_limit,
         )
         container.wait(timeout=VERSION_TIMEOUT_S * 2 + 10)
-        output = container.logs(stdout=True, stderr=False).decode("utf-8", "replace")
-        lines = output.strip().splitlines()
-        answer = json.loads(lines[-1]) if lines else {}
+        answer = _last_json_line(container)
         return {agent: (bool(ok), str(text)) for agent, (ok, text) in answer.items()}
     finally:
         if container is not None:

@@ -94,9 +94,17 @@ def test_built_image_has_the_runners_the_tools_and_a_non_root_user(
         'print("claude", p.is_file())\'; '
         "stat -c '%u %n' /workspace; test -e /home/runner || echo 'no home in image'"
     )
-    output = docker_client.containers.run(
-        runner_image, ["sh", "-c", script], remove=True, network_mode="none"
-    ).decode()
+    # Through an exec, not the container's logs: Podman 4.3 can hand back a just-exited
+    # container's logs without their last lines (seen: the last two lines missing).
+    container = docker_client.containers.run(
+        runner_image, ["sleep", "600"], detach=True, network_mode="none", init=True
+    )
+    try:
+        status, raw = container.exec_run(["sh", "-c", script])
+    finally:
+        container.remove(force=True)
+    output = raw.decode()
+    assert status == 0, output
     lines = output.splitlines()
     assert lines[:2] == ["1000", "1000"]
     assert any(line.startswith("codex-cli 0.171.0") for line in lines), output
