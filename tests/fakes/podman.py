@@ -86,6 +86,9 @@ def start_podman_service(state_dir: Path, *, ready_timeout_s: float = 20.0) -> P
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
+        # conmon writes an `oom` marker file into its working directory when a container hits
+        # its memory limit: keep that out of the checkout.
+        cwd=state_dir,
         start_new_session=True,  # a Ctrl-C in pytest must not kill it before we clean up
     )
     service = PodmanService(process=process, socket_path=sock, state_dir=state_dir)
