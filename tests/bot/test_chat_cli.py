@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -44,8 +46,9 @@ def test_chat_without_a_task(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_quit_ends_the_process_while_stdin_stays_open(tmp_path: Path) -> None:
-    """A terminal user's /quit: the reader thread is still blocked on stdin, exit is clean."""
+@contextmanager
+def console_process(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """`tribunal chat` with its pipes open; killed at the end if it is still running."""
     proc = subprocess.Popen(
         [str(TRIBUNAL), "chat"],
         stdin=subprocess.PIPE,
@@ -55,15 +58,21 @@ def test_quit_ends_the_process_while_stdin_stays_open(tmp_path: Path) -> None:
         env=_env(tmp_path),
     )
     try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_quit_ends_the_process_while_stdin_stays_open(tmp_path: Path) -> None:
+    """A terminal user's /quit: the reader thread is still blocked on stdin, exit is clean."""
+    with console_process(tmp_path) as proc:
         assert proc.stdin is not None
         proc.stdin.write("/quit\n")
         proc.stdin.flush()
         proc.wait(timeout=60)  # stdin is still open here: no EOF helps the process exit
         out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "Fatal Python error" not in err and "Traceback" not in err
     assert out.startswith("Tribunal console")
@@ -137,23 +146,11 @@ def test_a_task_through_claude_code_and_the_local_backend(tmp_path: Path) -> Non
 
 
 def test_sigterm_stops_the_console_cleanly(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
-        [str(TRIBUNAL), "chat"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(tmp_path),
-    )
-    try:
+    with console_process(tmp_path) as proc:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("Tribunal console")  # up and reading stdin
         proc.terminate()
         proc.wait(timeout=60)
         _, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 0, err
     assert "Traceback" not in err
