@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rooms.context import Ctx
@@ -51,12 +51,8 @@ def effective_thresholds(t: Thresholds, grants: int) -> Thresholds:
     if grants <= 0:
         return t
     k = 1 + grants
-    return Thresholds(
-        stagnation_repeats=t.stagnation_repeats,
-        repeated_findings_rounds=t.repeated_findings_rounds,
-        findings_similarity=t.findings_similarity,
-        round_cap=t.round_cap,
-        max_arbitrations=t.max_arbitrations,
+    return replace(
+        t,
         max_turns=t.max_turns * k,
         max_wall_s=t.max_wall_s * k,
         max_tokens=t.max_tokens * k,
