@@ -88,7 +88,7 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
     assert role is not None
     history = await load(ctx.store, task.id)
     resume = history.session_for(role)
-    tree_before = await tree_hash(policy.workspace) if task.status == "finalize" else None
+    tree_before = await _approved_tree(history, policy) if task.status == "finalize" else None
     turn = await ctx.store.begin_turn(
         task,
         role,
@@ -119,6 +119,18 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")
         await asyncio.shield(_keep(ctx, task, turn, run, reason))
         raise
+
+
+async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
+    """The workspace the reviewer approved: the wrap-up is compared with it, not with the
+    workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
+    still send the work back to review."""
+    for turn in reversed(history.done):
+        if turn.role == "reviewer" and turn.marker == "APPROVED":
+            if turn.tree is not None:
+                return turn.tree
+            break
+    return await tree_hash(policy.workspace)
 
 
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:

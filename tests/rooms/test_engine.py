@@ -10,7 +10,7 @@ from pathlib import Path
 from prompts import load_prompt
 from rooms.model import GroupPolicy, RoomRef
 from tests.fakes.engine_kit import ROOM, engine_kit
-from tests.fakes.runner import Reply, Script, say
+from tests.fakes.runner import Reply, Script, fail, say
 
 
 async def test_happy_path_owner_done_reviewer_approves_finalize_closes(tmp_path: Path) -> None:
@@ -120,6 +120,30 @@ async def test_a_wrap_up_that_changes_the_work_goes_back_to_review(tmp_path: Pat
         assert any("changed the work while wrapping up" in t for t in texts)
         trees = [t.tree for t in await kit.store.turns(1)]
         assert trees[0] != trees[2] and trees[2] == trees[4]
+
+
+async def test_edits_of_a_failed_wrap_up_attempt_still_go_back_to_review(tmp_path: Path) -> None:
+    """The wrap-up is compared with what the reviewer approved, not with the workspace at the
+    start of its retry: a first attempt that edits and then fails cannot sneak its edit in."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.py").write_text("x = 1\n")
+    script: Script = {
+        "owner": [
+            say("DONE\nedited", files={"a.py": "x = 2\n"}),
+            fail("hard_timeout", "the runner did not finish in time", files={"a.py": "x = 3\n"}),
+            "DONE\nnothing more to do",  # the retry changes nothing itself
+            "DONE\nwrapped up",
+        ],
+        "reviewer": ["APPROVED", "APPROVED\nx = 3 is fine too"],
+    }
+    policy = GroupPolicy(name="g", workspace=str(workspace), approvers=frozenset({"boss"}))
+    async with engine_kit(tmp_path, script, policy=policy) as kit:
+        await kit.say("@tribunal tidy a.py")
+        await kit.settle()
+        assert kit.roles() == ["owner", "reviewer", "owner", "owner", "reviewer", "owner"]
+        assert (await kit.task()).status == "closed"
+        assert "x = 3 is fine too" in kit.platform.texts()[-3]
 
 
 async def test_a_human_message_reaches_the_next_prompt_and_resets_rounds(tmp_path: Path) -> None:
