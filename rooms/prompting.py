@@ -23,6 +23,17 @@ _OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays i
 HUMAN_TEXT_LIMIT = 60_000
 
 
+def quoted(text: str) -> str:
+    """Text written by a person or an agent, as a Markdown quote: every line starts with "> ",
+    so nothing in it can pass for one of the engine's own sections, an escalation answer or a
+    ruling in the prompt (the prompt is the one place where all of them meet)."""
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines()) or ">"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _bounded(text: str, limit: int, what: str) -> str:
     if len(text) <= limit:
         return text
@@ -33,7 +44,7 @@ def _bounded(text: str, limit: int, what: str) -> str:
 def build_prompt(
     task: Task, phase: Status, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
 ) -> str:
-    task_text = _bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task")
+    task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
     if role == "owner":
         parts += _ruling_to_act_on(history)
@@ -83,7 +94,7 @@ def _prior_rulings(verdicts: list[VerdictRow]) -> str:
     if not verdicts:
         return "There are no prior rulings."
     lines = ["Prior rulings:"] + [
-        f"- turn {v.turn_seq}: {v.ruling.verdict}: {v.ruling.reasons}" for v in verdicts
+        f"- turn {v.turn_seq}: {v.ruling.verdict}: {_one_line(v.ruling.reasons)}" for v in verdicts
     ]
     return "\n".join(lines)
 
@@ -94,7 +105,8 @@ def _messages(history: History) -> list[str]:
     lines = ["## Messages from people"]
     for m in history.messages:
         tag = " (answer to an escalation)" if m.kind == "answer" else ""
-        lines.append(f"- {m.user}{tag}: {_bounded(m.text, HUMAN_TEXT_LIMIT, 'this message')}")
+        lines.append(f"- {_one_line(m.user)}{tag} wrote:")
+        lines.append(quoted(_bounded(m.text, HUMAN_TEXT_LIMIT, "this message")))
     return ["\n".join(lines)]
 
 
@@ -116,7 +128,7 @@ def _quote(turn: Turn) -> str:
     if len(output) > _OUTPUT_LIMIT:
         output = _bounded(output, _OUTPUT_LIMIT, "this output")
     marker = f" — {turn.marker}" if turn.marker else ""
-    return f"### Turn {turn.seq}: {turn.role}{marker}\n{output}"
+    return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 
 
 def _your_turn(phase: Status, role: str) -> list[str]:

@@ -162,7 +162,7 @@ async def test_a_human_message_reaches_the_next_prompt_and_resets_rounds(tmp_pat
         await kit.settle()
         second_review = kit.runner.calls[3]
         assert second_review.role == "reviewer"
-        assert "carol: please use tabs, not spaces" in second_review.prompt
+        assert "- carol wrote:\n> please use tabs, not spaces" in second_review.prompt
         assert "please use tabs" not in kit.runner.calls[2].prompt  # sent after it started
         [message] = await kit.store.messages(1)
         assert (message.user, message.before_seq) == ("carol", 4)

@@ -141,7 +141,8 @@ async def test_escalate_waits_for_a_person_with_buttons(tmp_path: Path) -> None:
         await kit.settle()
         assert (await kit.task()).status == "closed"
         resumed = kit.runner.calls[2]
-        assert "boss (answer to an escalation): yes, use the key from the vault" in resumed.prompt
+        answer = "- boss (answer to an escalation) wrote:\n> yes, use the key from the vault"
+        assert answer in resumed.prompt
 
 
 async def test_an_unreadable_ruling_escalates_and_never_proceeds(tmp_path: Path) -> None:
