@@ -19,9 +19,19 @@ def label(persona: str) -> str:
     return f"[{persona}]"
 
 
+# Control characters other than newline and tab, and DEL: an agent's or a person's text must not
+# drive the terminal (erase the indent, move the cursor, retitle the window) and so pass for
+# another role's line. They are shown as visible escapes instead.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def plain(message: Outbound, *, indent: str = "  ") -> str:
     """`[persona] first line` and the rest indented, so turns stay apart in a terminal."""
-    lines = message.text.splitlines() or [""]
+    lines = [terminal_safe(line) for line in message.text.splitlines()] or [""]
     head = f"{label(message.persona)} {lines[0]}".rstrip()
     return "\n".join([head, *(f"{indent}{line}".rstrip() for line in lines[1:])])
 
