@@ -201,6 +201,9 @@ async def _reply(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> 
     return True  # a reply for an event seen before is dropped with it: nothing to retry
 
 
+_ESCALATION_ID = re.compile(r"[0-9]{1,18}")
+
+
 async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     store, user = ctx.store, inbound.user
     value = inbound.action_value or ""
@@ -208,7 +211,8 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
     if not may_answer(policy, user):
         return await _reply(ctx, inbound, policy, refusal(policy, user))
-    escalation = await store.escalation(int(value)) if value.isdigit() else None
+    # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.
+    escalation = await store.escalation(int(value)) if _ESCALATION_ID.fullmatch(value) else None
     task = await store.task(escalation.task_id) if escalation else None
     if (
         escalation is None

@@ -26,6 +26,8 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
         lease = await one(db, "SELECT lease_owner FROM tasks WHERE id=?", (c.task_id,))
         if lease is None or lease[0] != c.expect_lease:
             raise Abort
+    if c.message is not None and task.status == "closed":
+        raise Abort  # it closed meanwhile: the caller re-reads (and may open a new task)
     if c.event is not None and c.expect_version is None:
         raise ValueError("a status change needs expect_version (compare-and-swap)")
 

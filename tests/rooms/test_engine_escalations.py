@@ -61,9 +61,11 @@ async def test_a_stale_click_gets_a_stale_reply_and_changes_nothing(tmp_path: Pa
         await kit.click("reject", esc_id, user="boss")  # the same button, later
         await kit.click("approve", "9999", user="boss")  # no such escalation
         await kit.click("approve", "not-a-number", user="boss")
+        await kit.click("approve", "²", user="boss")  # a digit to str.isdigit, not to int()
+        await kit.click("approve", "9" * 30, user="boss")  # past SQLite's integers
         await kit.settle()
         stale = [t for t in kit.platform.texts() if "is stale" in t]
-        assert len(stale) == 3
+        assert len(stale) == 5
         assert stale[0].startswith(f"That question (escalation #{esc_id}) is stale")
         assert await kit.task() == after
 

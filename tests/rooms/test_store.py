@@ -187,6 +187,16 @@ async def test_a_human_message_is_stored_without_moving_the_version(store: Store
     assert all(m.before_seq == 1 for m in await store.messages(task.id))
 
 
+async def test_a_message_for_a_task_that_closed_meanwhile_is_refused(store: Store) -> None:
+    """The handler read the task while it was open; it closed before the message landed. The
+    message must not be buried on the closed task: the change aborts and the caller re-reads."""
+    task = await new_task(store)
+    await store.apply(Change(task.id, NOW, expect_version=task.version, event="stop"))
+    late = await store.apply(Change(task.id, NOW, message=MessageDraft("bob", "also a README")))
+    assert late is None
+    assert await store.messages(task.id) == []
+
+
 # -- turns, usage, firings, verdicts -----------------------------------------------------------
 
 
