@@ -21,6 +21,7 @@ class History:
     messages: list[Message]
     verdicts: list[VerdictRow]
     firings: list[FiringRow]
+    waited_s: float = 0.0  # time spent waiting for people on answered escalations
 
     @property
     def done(self) -> list[Turn]:
@@ -61,7 +62,7 @@ class History:
     def with_turn(self, turn: Turn) -> History:
         """This history with `turn` replaced (e.g. the running turn as it has just ended)."""
         turns = [turn if t.id == turn.id else t for t in self.turns]
-        return History(turns, self.messages, self.verdicts, self.firings)
+        return History(turns, self.messages, self.verdicts, self.firings, self.waited_s)
 
     def firing(self, firing_id: int | None) -> FiringRow | None:
         return next((f for f in self.firings if f.id == firing_id), None)
@@ -73,4 +74,5 @@ async def load(store: Store, task_id: int) -> History:
         messages=await store.messages(task_id),
         verdicts=await store.verdicts(task_id),
         firings=await store.firings(task_id),
+        waited_s=await store.waited_s(task_id),
     )

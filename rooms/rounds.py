@@ -56,7 +56,7 @@ async def after_work_turn(
         turns=len(history.turns),
         tokens=task.tokens + run.usage.tokens,
         cost_usd=task.cost_usd + run.usage.cost_usd,
-        started_at=task.created_at,
+        started_at=task.created_at + history.waited_s,  # people's time is not the pair's
         now=now,
         proceeded=_proceeded_stagnation(history),
     )

@@ -346,6 +346,16 @@ class Store(OutboxStore):
             for r in rows
         ]
 
+    async def waited_s(self, task_id: int) -> float:
+        """Seconds the task spent waiting for people, over its answered escalations: that time
+        is not the pair's, so the wall-time ceiling does not count it."""
+        rows = await self._rows(
+            "SELECT COALESCE(SUM(answered_at - created_at), 0) FROM escalations"
+            " WHERE task_id=? AND answered_at IS NOT NULL",
+            (task_id,),
+        )
+        return float(rows[0][0])
+
     async def escalations(self, task_id: int) -> list[Escalation]:
         rows = await self._rows("SELECT * FROM escalations WHERE task_id=? ORDER BY id", (task_id,))
         return [to_escalation(r) for r in rows]

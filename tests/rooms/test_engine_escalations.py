@@ -149,6 +149,23 @@ async def test_a_wall_time_ceiling_is_never_a_silent_stop(tmp_path: Path) -> Non
         assert any(t.startswith("❓ Task #1 needs a decision") for t in kit.platform.texts())
 
 
+async def test_time_waiting_for_people_does_not_count_toward_the_wall_ceiling(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    policy = GroupPolicy(
+        name="g", approvers=frozenset({"boss"}), thresholds=Thresholds(max_wall_s=4 * 3600)
+    )
+    async with engine_kit(tmp_path, ESCALATING, policy=policy, clock=clock) as kit:
+        esc_id = await escalated(kit)
+        clock.advance(5 * 3600)  # the approver answers the next morning
+        await kit.click("approve", esc_id, user="boss")
+        await kit.settle()
+        # The owner carried on, the reviewer approved, the task closed: no "ran for 5 h" ceiling.
+        assert (await kit.task()).status == "closed"
+        assert [e.kind for e in await kit.store.escalations(1)] == ["ruling"]
+
+
 async def test_a_failed_twice_escalation_names_the_failure_and_approve_retries(
     tmp_path: Path,
 ) -> None:
