@@ -24,6 +24,9 @@ from runners.protocol import CRASHED, HARD_TIMEOUT, RunEvent, RunRequest, RunSpe
 log = logging.getLogger(__name__)
 # The backend enforces the hard timeout; this margin is only for a backend that fails to.
 SAFETY_MARGIN_S = 60.0
+# How long a turn may wait for its backend to start it, in units of its own time limit (a turn
+# queued behind others of its group and role waits for them to finish).
+START_WAIT_FACTOR = 4
 
 
 @dataclass
@@ -123,12 +126,21 @@ async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: in
 
 
 async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progress) -> None:
+    # The engine's own safety net counts from the runner's first event: a backend may queue a
+    # turn behind others of the same (group, role) (they share a container and a workspace),
+    # and that wait is not the turn's. Before the first event it allows a bounded wait.
     limit = spec.hard_timeout_s + SAFETY_MARGIN_S
+    start_limit = limit * START_WAIT_FACTOR
+    loop = asyncio.get_running_loop()
+    started = False
     try:
-        async with asyncio.timeout(limit):
+        async with asyncio.timeout(start_limit) as deadline:
             events: AsyncIterator[RunEvent] = ctx.runner.run(spec)
             try:
                 async for event in events:
+                    if not started:
+                        started = True
+                        deadline.reschedule(loop.time() + limit)
                     await _take(event, outcome, progress)
             finally:
                 aclose = getattr(events, "aclose", None)
@@ -137,7 +149,10 @@ async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progr
     except TimeoutError:
         outcome.got_final = False
         outcome.error_code = HARD_TIMEOUT
-        outcome.error = f"the runner did not finish within {limit:.0f} s"
+        if started:
+            outcome.error = f"the runner did not finish within {limit:.0f} s"
+        else:
+            outcome.error = f"the runner did not start within {start_limit:.0f} s"
     except Exception as exc:  # a backend must not raise, but one that does fails the turn only
         log.exception("runner raised for %s", spec.request.role)
         outcome.got_final = False

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +79,49 @@ async def test_a_runner_that_never_ends_hits_the_engines_safety_net(
         assert all(c.cancelled for c in kit.runner.calls)
         assert (await kit.task()).status == "waiting_human"
         assert "did not finish within 0 s" in (turns[0].error or "")
+
+
+class QueuedRunner(ScriptedRunner):
+    """A backend that queues each turn (as the Docker backend does behind a busy container)
+    before the runner starts and sends its first event."""
+
+    def __init__(self, *args: Any, queued_s: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queued_s = queued_s
+
+    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        await asyncio.sleep(self.queued_s)
+        async for event in super().run(spec):
+            yield event
+
+
+@pytest.mark.parametrize(
+    ("queued_s", "statuses", "error"),
+    [
+        # Longer than the turn's limit, but the turn itself is quick: it is not killed.
+        (0.5, ["done", "done", "done"], None),
+        # A backend that never starts the turn is still caught, by the start allowance.
+        (30.0, ["failed", "failed"], "did not start within"),
+    ],
+)
+async def test_time_queued_before_the_runner_starts_is_not_the_turns(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    queued_s: float,
+    statuses: list[str],
+    error: str | None,
+) -> None:
+    monkeypatch.setattr(turns_module, "SAFETY_MARGIN_S", 0.0)
+    policy = GroupPolicy(name="g", approvers=frozenset({"boss"}), hard_timeout_s=0.2)
+    script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}
+    runner = QueuedRunner(script, queued_s=queued_s)
+    async with engine_kit(tmp_path, policy=policy, runner=runner) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [t.status for t in turns] == statuses
+        if error:
+            assert error in (turns[0].error or "")
 
 
 class RaisingRunner(ScriptedRunner):
