@@ -124,9 +124,7 @@ def _recent_turns(history: History, count: int) -> list[str]:
 
 
 def _quote(turn: Turn) -> str:
-    output = turn.output.strip()
-    if len(output) > _OUTPUT_LIMIT:
-        output = _bounded(output, _OUTPUT_LIMIT, "this output")
+    output = _bounded(turn.output.strip(), _OUTPUT_LIMIT, "this output")
     marker = f" — {turn.marker}" if turn.marker else ""
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from rooms.engine import Engine
@@ -46,10 +49,18 @@ async def _open_tasks(path: str) -> None:
     await setup.close()
 
 
-async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
-    await _open_tasks(path)
+@dataclass
+class Pair:
+    """Two engines, each with its own store connection, runner and platform, on one file."""
 
+    stores: list[Store]
+    runners: list[ScriptedRunner]
+    platforms: list[RecordingPlatform]
+    engines: list[Engine]
+
+
+@asynccontextmanager
+async def two_engines(path: str) -> AsyncIterator[Pair]:
     policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
     stores = [await Store.open(path), await Store.open(path)]
     runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
@@ -59,25 +70,7 @@ async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
         for i in range(2)
     ]
     try:
-        await asyncio.gather(*(e.start() for e in engines))
-        async with asyncio.timeout(60):
-            await asyncio.gather(*(e.idle() for e in engines))
-
-        calls = [c for r in runners for c in r.calls]
-        per_turn = Counter(c.task_turn for c in calls)
-        assert len(per_turn) == TASKS * 5
-        assert set(per_turn.values()) == {1}, per_turn.most_common(3)
-        for task in [await stores[0].task(n) for n in range(1, TASKS + 1)]:
-            assert task is not None and task.status == "closed"
-            turns = await stores[0].turns(task.id)
-            assert [t.status for t in turns] == ["done"] * 5
-            assert [t.role for t in turns] == ["owner", "reviewer", "owner", "reviewer", "owner"]
-
-        posted = Counter(p.message.outbox_id for pl in platforms for p in pl.messages())
-        rows = await stores[0].outbox()
-        assert set(posted) == {r.id for r in rows}
-        assert set(posted.values()) == {1}  # no message went out through both engines
-        assert all(r.status == "sent" for r in rows)
+        yield Pair(stores, runners, platforms, engines)
     finally:
         for e in engines:
             await e.stop()
@@ -85,33 +78,51 @@ async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
             await s.close()
 
 
+async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    await _open_tasks(path)
+
+    async with two_engines(path) as pair:
+        await asyncio.gather(*(e.start() for e in pair.engines))
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(e.idle() for e in pair.engines))
+
+        calls = [c for r in pair.runners for c in r.calls]
+        per_turn = Counter(c.task_turn for c in calls)
+        assert len(per_turn) == TASKS * 5
+        assert set(per_turn.values()) == {1}, per_turn.most_common(3)
+        for task in [await pair.stores[0].task(n) for n in range(1, TASKS + 1)]:
+            assert task is not None and task.status == "closed"
+            turns = await pair.stores[0].turns(task.id)
+            assert [t.status for t in turns] == ["done"] * 5
+            assert [t.role for t in turns] == ["owner", "reviewer", "owner", "reviewer", "owner"]
+
+        posted = Counter(p.message.outbox_id for pl in pair.platforms for p in pl.messages())
+        rows = await pair.stores[0].outbox()
+        assert set(posted) == {r.id for r in rows}
+        assert set(posted.values()) == {1}  # no message went out through both pair.engines
+        assert all(r.status == "sent" for r in rows)
+
+
 async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
     await _open_tasks(path)
-    policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
-    stores = [await Store.open(path), await Store.open(path)]
-    runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
-    platforms = [RecordingPlatform(), RecordingPlatform()]
-    engines = [
-        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=0.6)
-        for i in range(2)
-    ]
-    try:
-        await engines[0].start()
-        await runners[0].wait_calls(TASKS + 2)  # E0 holds every task and is mid-way
-        await engines[1].start()  # E1 waits on E0's leases
-        await engines[0].stop()  # running turns are interrupted, leases released
+    async with two_engines(path) as pair:
+        await pair.engines[0].start()
+        await pair.runners[0].wait_calls(TASKS + 2)  # E0 holds every task and is mid-way
+        await pair.engines[1].start()  # E1 waits on E0's leases
+        await pair.engines[0].stop()  # running turns are interrupted, leases released
         async with asyncio.timeout(60):
-            await engines[1].idle()
+            await pair.engines[1].idle()
 
-        calls = [c for r in runners for c in r.calls]
+        calls = [c for r in pair.runners for c in r.calls]
         per_turn = Counter(c.task_turn for c in calls)
         assert set(per_turn.values()) == {1}, per_turn.most_common(3)
-        assert runners[1].calls, "E1 took the tasks over"
+        assert pair.runners[1].calls, "E1 took the tasks over"
         for n in range(1, TASKS + 1):
-            task = await stores[1].task(n)
+            task = await pair.stores[1].task(n)
             assert task is not None and task.status == "closed"
-            turns = await stores[1].turns(n)
+            turns = await pair.stores[1].turns(n)
             ran = {int(seq) for task_id, seq in per_turn if task_id == str(n)}
             assert ran <= {t.seq for t in turns}
             # A turn may be begun and interrupted before its run even started: never run twice.
@@ -119,13 +130,8 @@ async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path)
             done = [t.role for t in turns if t.status == "done"]
             assert done == ["owner", "reviewer", "owner", "reviewer", "owner"]
             assert {t.status for t in turns} <= {"done", "interrupted"}
-        everything = [t for n in range(1, TASKS + 1) for t in await stores[1].turns(n)]
+        everything = [t for n in range(1, TASKS + 1) for t in await pair.stores[1].turns(n)]
         assert any(t.status == "interrupted" for t in everything)
-    finally:
-        for e in engines:
-            await e.stop()
-        for s in stores:
-            await s.close()
 
 
 async def test_one_event_handed_to_both_engines_opens_one_task(tmp_path: Path) -> None:
