@@ -62,6 +62,42 @@ class Inbound:
 
 
 @dataclass(frozen=True)
+class Card:
+    """The structured form of a ruling, an escalation or a decision, for platforms that draw
+    cards (Slack Block Kit, Discord embeds). `Outbound.text` stays the full plain-text version,
+    which the console prints and every platform can fall back to.
+
+    kind: "ruling", "escalation", "decided" (an answered escalation) or "summary" (a closed task).
+    sections: (heading, body) pairs in display order, e.g. ("Reasons", "…"), ("Question", "…").
+    """
+
+    kind: str
+    title: str
+    sections: tuple[tuple[str, str], ...] = ()
+    footer: str = ""
+    record_path: str | None = None  # the decision record, for upload or a link
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "title": self.title,
+            "sections": [list(s) for s in self.sections],
+            "footer": self.footer,
+            "record_path": self.record_path,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Card:
+        return cls(
+            kind=str(data["kind"]),
+            title=str(data["title"]),
+            sections=tuple((str(h), str(b)) for h, b in data.get("sections", ())),
+            footer=str(data.get("footer", "")),
+            record_path=data.get("record_path"),
+        )
+
+
+@dataclass(frozen=True)
 class Outbound:
     """One message for a platform to post (or, with `edit_of`, to edit in place)."""
 
@@ -71,6 +107,7 @@ class Outbound:
     actions: tuple[Action, ...] = ()
     edit_of: str | None = None  # platform message id returned by an earlier delivery
     outbox_id: int = 0
+    card: Card | None = None  # the structured view of a ruling / escalation, where there is one
 
 
 @dataclass(frozen=True)

@@ -108,6 +108,7 @@ class Deliverer:
             persona=row.persona,
             actions=row.actions,
             outbox_id=row.id,
+            card=row.card,
         )
         try:
             message_id = await self.ctx.platform.deliver(message)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rooms.model import Action, Firing, RoomRef, Ruling
+from rooms.model import Action, Card, Firing, RoomRef, Ruling
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class OutboxDraft:
     text: str
     persona: str = "tribunal"
     actions: tuple[Action, ...] = ()
+    card: Card | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class OutboxRow:
     next_try_at: float = 0.0
     claimed_by: str | None = None
     claimed_until: float | None = None
+    card: Card | None = None
 
 
 @dataclass(frozen=True)

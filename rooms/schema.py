@@ -163,6 +163,10 @@ MIGRATIONS: list[list[str]] = [
             at REAL NOT NULL
         )""",
     ],
+    [
+        # 2: the structured card (Card.to_json) of a ruling or escalation post, for Slack/Discord.
+        "ALTER TABLE outbox ADD COLUMN card TEXT CHECK (card IS NULL OR json_valid(card))",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

@@ -7,7 +7,7 @@ from typing import Any
 
 import aiosqlite
 
-from rooms.model import Action, RoomRef, Task, Turn
+from rooms.model import Action, Card, RoomRef, Task, Turn
 from rooms.records import Escalation, OutboxDraft, OutboxRow
 
 
@@ -46,10 +46,11 @@ async def enqueue(
             for a in draft.actions
         ]
     )
+    card = json.dumps(draft.card.to_json()) if draft.card is not None else None
     await db.execute(
-        "INSERT INTO outbox (key, task_id, room, text, persona, actions, created_at)"
-        " VALUES (?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
-        (draft.key, task_id, draft.room.key, draft.text, draft.persona, actions, now),
+        "INSERT INTO outbox (key, task_id, room, text, persona, actions, card, created_at)"
+        " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
+        (draft.key, task_id, draft.room.key, draft.text, draft.persona, actions, card, now),
     )
 
 
@@ -132,4 +133,5 @@ def to_outbox(r: aiosqlite.Row) -> OutboxRow:
         next_try_at=r["next_try_at"],
         claimed_by=r["claimed_by"],
         claimed_until=r["claimed_until"],
+        card=Card.from_json(json.loads(r["card"])) if r["card"] else None,
     )

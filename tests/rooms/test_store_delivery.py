@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooms.records import Change, MessageDraft
+from rooms.model import Card
+from rooms.records import Change, MessageDraft, OutboxDraft
 from rooms.store import Store
 from tests.rooms.store_helpers import NOW, ROOM, new_task, note, store
 
@@ -103,3 +104,18 @@ async def test_a_closed_task_cannot_be_claimed_and_closing_releases(store: Store
     assert (await store.task_extras(task.id))["lease_owner"] is None
     assert not await store.claim(task.id, "A", NOW, 10)
     assert not await store.renew(task.id, "A", NOW, 10)
+
+
+async def test_a_card_survives_the_outbox_round_trip(store: Store) -> None:
+    card = Card(
+        kind="ruling",
+        title="Ruling: REVISE",
+        sections=(("Reasons", "the test is flaky"), ("Conditions", "- fix it\n- rerun")),
+        footer="arbitration 1 of 2",
+        record_path="/data/records/task-1-ruling-1.md",
+    )
+    draft = OutboxDraft(key="k-card", room=ROOM, text="plain", persona="arbiter", card=card)
+    assert await store.enqueue([draft, note("plain-one")], NOW, group="g")
+    rows = {r.key: r for r in await store.pending_outbox()}
+    assert rows["k-card"].card == card
+    assert rows["plain-one"].card is None

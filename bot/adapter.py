@@ -1,0 +1,71 @@
+"""The seam between the engine and a chat platform (DESIGN §7).
+
+An `Adapter` is one platform: it turns the platform's events into `rooms.model.Inbound` and
+hands them to `Engine.handle`, and it renders each `rooms.model.Outbound` the engine delivers
+(text, persona, buttons, the structured `Card`, edits in place). `Router` is the engine's single
+`rooms.ports.Platform`: it passes each outbound message to the adapter of its room's platform, so
+one process can serve the console, Slack and Discord on one engine and store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
+
+from rooms.model import Outbound
+
+if TYPE_CHECKING:
+    from rooms.engine import Engine
+
+
+class Adapter(Protocol):
+    """One chat platform. `platform` is the `RoomRef.platform` of the rooms it serves."""
+
+    @property
+    def platform(self) -> str: ...
+
+    async def start(self, engine: Engine) -> None:
+        """Connect and begin handing inbound events to `engine.handle`. Returns once running."""
+        ...
+
+    async def stop(self) -> None:
+        """Disconnect; idempotent. Called before the engine stops."""
+        ...
+
+    async def deliver(self, message: Outbound) -> str | None:
+        """Post (or, with `edit_of`, edit) one message; return the platform's id for it.
+
+        Raise to have the outbox retry with backoff. Delivery is at-least-once: the same
+        `outbox_id` may come again after a crash."""
+        ...
+
+
+class UnservedPlatform(RuntimeError):
+    """An outbound message for a platform no adapter in this process serves."""
+
+
+class Router:
+    """`rooms.ports.Platform` over several adapters, chosen by the room's platform."""
+
+    def __init__(self, adapters: Iterable[Adapter] = ()) -> None:
+        self._adapters: dict[str, Adapter] = {}
+        for adapter in adapters:
+            self.add(adapter)
+
+    def add(self, adapter: Adapter) -> None:
+        if adapter.platform in self._adapters:
+            raise ValueError(f"two adapters for platform {adapter.platform!r}")
+        self._adapters[adapter.platform] = adapter
+
+    @property
+    def platforms(self) -> frozenset[str]:
+        return frozenset(self._adapters)
+
+    def adapters(self) -> list[Adapter]:
+        return list(self._adapters.values())
+
+    async def deliver(self, message: Outbound) -> str | None:
+        adapter = self._adapters.get(message.room.platform)
+        if adapter is None:
+            raise UnservedPlatform(f"no adapter serves platform {message.room.platform!r}")
+        return await adapter.deliver(message)
