@@ -9,12 +9,13 @@ one process can serve the console, Slack and Discord on one engine and store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from rooms.model import Outbound
 
 if TYPE_CHECKING:
+    from bot.settings import Settings
     from rooms.engine import Engine
 
 
@@ -69,3 +70,23 @@ class Router:
         if adapter is None:
             raise UnservedPlatform(f"no adapter serves platform {message.room.platform!r}")
         return await adapter.deliver(message)
+
+
+# -- the registry ---------------------------------------------------------------------------------
+# Each platform module registers a factory when it is imported (`bot/platforms.py` imports them
+# all): given the settings, it returns its adapter, or None when the platform is not configured
+# (no token). `tribunal serve` starts every adapter whose factory returns one.
+
+AdapterFactory = Callable[["Settings"], "Adapter | None"]
+_FACTORIES: dict[str, AdapterFactory] = {}
+
+
+def register(platform: str, factory: AdapterFactory) -> None:
+    if platform in _FACTORIES and _FACTORIES[platform] is not factory:
+        raise ValueError(f"platform {platform!r} registered twice")
+    _FACTORIES[platform] = factory
+
+
+def registered() -> dict[str, AdapterFactory]:
+    """The factories registered so far, by platform name (import bot.platforms first)."""
+    return dict(_FACTORIES)

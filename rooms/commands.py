@@ -94,7 +94,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         if task is None or escalation is None or task.status != "waiting_human":
             return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
         if not may_answer(policy, user):
-            return await _reply(ctx, inbound, policy, refusal(policy, user))
+            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         kind: Answer = "approve" if command == "approve" else "reject"
         applied = await answer(
             ctx,
@@ -118,7 +118,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         return await _open(ctx, inbound, policy, rest)
     if task.status == "waiting_human" and escalation is not None:
         if not may_answer(policy, user):
-            return await _reply(ctx, inbound, policy, refusal(policy, user))
+            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         applied = await answer(
             ctx,
             task,
@@ -192,9 +192,18 @@ async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
     return True
 
 
-async def _reply(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> bool:
+async def _reply(
+    ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, *, private: bool = False
+) -> bool:
+    """Answer the person in the room; `private`: for their eyes only where the platform can."""
     key = f"event:{inbound.event_id}" if inbound.event_id else f"reply:{uuid.uuid4().hex}"
-    draft = OutboxDraft(key=key, room=inbound.room, text=text)
+    draft = OutboxDraft(
+        key=key,
+        room=inbound.room,
+        text=text,
+        private_to=inbound.user if private else None,
+        in_reply_to=inbound.event_id or None,
+    )
     await ctx.store.enqueue(
         [draft], ctx.now(), group=policy.name, event_id=inbound.event_id or None
     )
@@ -210,7 +219,7 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     if inbound.action not in ("approve", "reject"):
         return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
     if not may_answer(policy, user):
-        return await _reply(ctx, inbound, policy, refusal(policy, user))
+        return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
     # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.
     escalation = await store.escalation(int(value)) if _ESCALATION_ID.fullmatch(value) else None
     task = await store.task(escalation.task_id) if escalation else None
@@ -221,7 +230,7 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         or task.status != "waiting_human"
         or task.room != inbound.room.key
     ):
-        return await _reply(ctx, inbound, policy, stale_reply(value))
+        return await _reply(ctx, inbound, policy, stale_reply(value), private=True)
     kind: Answer = "approve" if inbound.action == "approve" else "reject"
     applied = await answer(
         ctx, task, escalation, inbound.room, user=user, kind=kind, event_id=inbound.event_id or None

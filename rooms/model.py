@@ -108,6 +108,10 @@ class Outbound:
     edit_of: str | None = None  # platform message id returned by an earlier delivery
     outbox_id: int = 0
     card: Card | None = None  # the structured view of a ruling / escalation, where there is one
+    # A reply meant for one person (a refusal, a stale click): platforms that can show it to
+    # that user alone (Slack ephemeral, Discord ephemeral follow-up); others post it normally.
+    private_to: str | None = None
+    in_reply_to: str | None = None  # the Inbound.event_id this answers (Discord interactions)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,8 @@ class Deliverer:
             actions=row.actions,
             outbox_id=row.id,
             card=row.card,
+            private_to=row.private_to,
+            in_reply_to=row.in_reply_to,
         )
         try:
             message_id = await self.ctx.platform.deliver(message)

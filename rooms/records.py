@@ -25,6 +25,8 @@ class OutboxDraft:
     persona: str = "tribunal"
     actions: tuple[Action, ...] = ()
     card: Card | None = None
+    private_to: str | None = None
+    in_reply_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class OutboxRow:
     claimed_by: str | None = None
     claimed_until: float | None = None
     card: Card | None = None
+    private_to: str | None = None
+    in_reply_to: str | None = None
 
 
 @dataclass(frozen=True)

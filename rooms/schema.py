@@ -166,6 +166,9 @@ MIGRATIONS: list[list[str]] = [
     [
         # 2: the structured card (Card.to_json) of a ruling or escalation post, for Slack/Discord.
         "ALTER TABLE outbox ADD COLUMN card TEXT CHECK (card IS NULL OR json_valid(card))",
+        # A reply for one person (refusals, stale clicks) and the inbound event it answers.
+        "ALTER TABLE outbox ADD COLUMN private_to TEXT",
+        "ALTER TABLE outbox ADD COLUMN in_reply_to TEXT",
     ],
 ]
 

@@ -48,9 +48,20 @@ async def enqueue(
     )
     card = json.dumps(draft.card.to_json()) if draft.card is not None else None
     await db.execute(
-        "INSERT INTO outbox (key, task_id, room, text, persona, actions, card, created_at)"
-        " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
-        (draft.key, task_id, draft.room.key, draft.text, draft.persona, actions, card, now),
+        "INSERT INTO outbox (key, task_id, room, text, persona, actions, card, private_to,"
+        " in_reply_to, created_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
+        (
+            draft.key,
+            task_id,
+            draft.room.key,
+            draft.text,
+            draft.persona,
+            actions,
+            card,
+            draft.private_to,
+            draft.in_reply_to,
+            now,
+        ),
     )
 
 
@@ -134,4 +145,6 @@ def to_outbox(r: aiosqlite.Row) -> OutboxRow:
         claimed_by=r["claimed_by"],
         claimed_until=r["claimed_until"],
         card=Card.from_json(json.loads(r["card"])) if r["card"] else None,
+        private_to=r["private_to"],
+        in_reply_to=r["in_reply_to"],
     )

@@ -34,6 +34,10 @@ async def test_a_non_approver_is_refused_and_nothing_changes(tmp_path: Path) -> 
         await kit.settle()
         refusals = [t for t in kit.platform.texts() if "only approvers can answer" in t]
         assert refusals == ["mallory: only approvers can answer: boss."] * 3
+        private = [
+            p.message.private_to for p in kit.platform.messages() if "only approvers" in p.text
+        ]
+        assert private == ["mallory"] * 3  # for mallory's eyes only where the platform can
         assert await kit.task() == before
         assert await kit.store.messages(1) == []
         assert len(kit.runner.calls) == 2
