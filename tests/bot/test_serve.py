@@ -66,7 +66,7 @@ async def test_adapters_start_after_the_engine_and_stop_before_it(
     async with open_app(settings, slack, console, runner=pair()) as app:
         assert logged_engine == ["start engine", "start slack", "start console"]
         assert slack.engine is app.engine and console.engine is app.engine
-        assert app.engine.platforms == {"slack", "console"}
+        assert app.engine.platforms == frozenset({"slack", "console"})
     assert logged_engine[3:] == ["stop console", "stop slack", "stop engine"]
 
 
