@@ -10,7 +10,7 @@ one process can serve the console, Slack and Discord on one engine and store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from rooms.model import Outbound
 
@@ -39,6 +39,14 @@ class Adapter(Protocol):
         Raise to have the outbox retry with backoff. Delivery is at-least-once: the same
         `outbox_id` may come again after a crash."""
         ...
+
+
+@runtime_checkable
+class Finishing(Protocol):
+    """An adapter that can end on its own (the console: /quit, end of input). Optional: `serve`
+    runs until one such adapter has finished, or, with none, until it is stopped (SIGTERM)."""
+
+    async def finished(self) -> None: ...
 
 
 class UnservedPlatform(RuntimeError):

@@ -1,9 +1,9 @@
-"""Wiring: Settings → Store, runner backend, policies, Engine.
+"""Wiring: Settings → Store, runner backend, policies, Engine, adapters.
 
-Every platform adapter (console now; Slack and Discord later) gets the same engine and store
-through `open_app`. Model credentials reach a runner only per run, through `RunSpec.env`, and only
-those of the agent type that runs (Claude gets the Anthropic variables, Codex the OpenAI ones);
-chat platform tokens never do.
+Every platform adapter (console, Slack, Discord) runs on the same engine and store through
+`open_app`; the engine drives and delivers for the adapters' platforms only. Model credentials
+reach a runner only per run, through `RunSpec.env`, and only those of the agent type that runs
+(Claude gets the Anthropic variables, Codex the OpenAI ones); chat platform tokens never do.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from bot.adapter import Adapter, Router
 from bot.backend import BackendKind, make_backend, running_backend
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
 from rooms.engine import Engine
-from rooms.ports import Clock, Platform, Runner
+from rooms.ports import Clock, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 
@@ -64,21 +65,22 @@ class App:
     store: Store
     engine: Engine
     policies: SettingsPolicies
+    router: Router
 
 
 @asynccontextmanager
 async def open_app(
     settings: Settings,
-    platform: Platform,
-    *,
+    *adapters: Adapter,
     runner: Runner | None = None,
     clock: Clock | None = None,
     warn: TextIO | None = None,
 ) -> AsyncIterator[App]:
-    """Backend ready, store opened and migrated, engine started (open tasks resume); all closed
-    on exit, the engine first. The backend is the settings' choice (bot/backend.py); its
-    warning, if any, goes to `warn` (stderr). Raises BackendUnavailable (a SettingsError) when
-    the docker backend was asked for and cannot work.
+    """Backend ready, store opened and migrated, engine started (the open tasks of the adapters'
+    platforms resume), then each adapter started; on exit the adapters stop first (in reverse
+    order), then the engine, the store and the backend. The backend is the settings' choice
+    (bot/backend.py); its warning, if any, goes to `warn` (stderr). Raises BackendUnavailable (a
+    SettingsError) when the docker backend was asked for and cannot work.
 
     `runner` replaces the backend of the settings (tests); credentials are added either way."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
@@ -92,19 +94,24 @@ async def open_app(
             backend, choice = await stack.enter_async_context(running_backend(settings, warn=out))
             kind = choice.kind
         policies = SettingsPolicies(settings)
+        router = Router(adapters)  # raises for two adapters of one platform, before any start
         store = await Store.open(str(settings.db_path))
         stack.push_async_callback(store.close)
         engine = Engine(
             store,
             CredentialedRunner(backend, model_env(settings, kind)),
-            platform,
+            router,
             policies,
             clock=clock,
             data_dir=str(data / "records"),
+            platforms=router.platforms,
         )
         await engine.start()
         stack.push_async_callback(engine.stop)
-        yield App(settings, store, engine, policies)
+        for adapter in router.adapters():
+            await adapter.start(engine)
+            stack.push_async_callback(adapter.stop)  # LIFO: before the engine stops
+        yield App(settings, store, engine, policies, router)
 
 
 def _kind_of(settings: Settings) -> BackendKind:

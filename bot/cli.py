@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.adapter import Adapter
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
 
@@ -41,16 +42,26 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from bot.serve import configured_adapters, serve, unavailable_platforms
+
     settings = _settings(args)
-    platforms = settings.platforms_configured()
-    if platforms:
-        # The Slack and Discord adapters land in a later issue; until then say so and keep working.
+    adapters = configured_adapters(settings)
+    missing = unavailable_platforms(settings)
+    if missing:
+        instead = "; opening the console room instead" if _has_console(adapters) else ""
         print(
-            f"tribunal: {' and '.join(platforms)} configured, but the adapters are not yet "
-            "available in this build; opening the console room instead",
+            f"tribunal: {' and '.join(missing)} configured, but the adapters are not yet "
+            f"available in this build{instead}",
             file=sys.stderr,
         )
-    return _run_console(settings)
+    try:
+        return asyncio.run(serve(settings, adapters))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+def _has_console(adapters: list[Adapter]) -> bool:
+    return any(a.platform == "console" for a in adapters)
 
 
 def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,12 +1,15 @@
 """Imports every platform module so that each registers its adapter factory (bot/adapter.py).
 
 A new platform is one package under `bot/` that calls `bot.adapter.register(...)` when imported,
-and one import line here.
+and one import line here. `tribunal serve` starts every adapter whose factory returns one.
 """
 
 from __future__ import annotations
 
 import bot.adapter
+import bot.console  # noqa: F401  (registers "console")
+
+# Slack and Discord: one import line each, here.
 
 __all__ = ["registered"]
 

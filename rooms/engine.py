@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Iterable
 
 from rooms.commands import handle
 from rooms.context import Ctx
 from rooms.driver import drive
-from rooms.model import Inbound, RoomRef
+from rooms.model import Inbound, RoomRef, Task
 from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
+from rooms.records import Escalation
 from rooms.status import status_text
 from rooms.store import Store
 
@@ -35,7 +37,11 @@ class Engine:
         engine_id: str | None = None,
         lease_s: float = 30.0,
         data_dir: str | None = None,
+        platforms: Iterable[str] | None = None,
     ) -> None:
+        """`platforms`: the room platforms this process serves (its adapters'); it drives and
+        delivers for those rooms only and leaves the others' tasks and posts to the process that
+        serves them. None: every platform (a single-process setup, most tests)."""
         self.ctx = Ctx(
             store=store,
             runner=runner,
@@ -49,6 +55,7 @@ class Engine:
         self.outbox = Deliverer(self.ctx)
         self.ctx.wake_outbox = self.outbox.wake
         self.ctx.spawn = self._spawn
+        self.platforms = frozenset(platforms) if platforms is not None else None
         self._drivers: dict[int, asyncio.Task[None]] = {}
         self._kicked: set[int] = set()
         self._stopping = False
@@ -58,11 +65,13 @@ class Engine:
         return self.ctx.engine_id
 
     async def start(self) -> None:
-        """Resume every open task where it stopped and start delivering the outbox."""
+        """Resume every open task of the served platforms where it stopped and start delivering
+        the outbox."""
         self._stopping = False
         self.outbox.start()
         for task in await self.ctx.store.open_tasks():
-            self._spawn(task.id)
+            if self.serves(task.room):
+                self._spawn(task.id)
 
     async def stop(self) -> None:
         """Cancel the drivers (a running turn is marked interrupted and runs again on the next
@@ -90,6 +99,35 @@ class Engine:
 
     async def status_text(self, room: RoomRef) -> str:
         return await status_text(self.ctx, room)
+
+    # -- queries for adapters (they read the engine, never the store) ----------------------------
+
+    async def open_task_in(self, room: RoomRef) -> Task | None:
+        """The room's open task, if any (at most one per room)."""
+        return await self.ctx.store.open_task_in(room)
+
+    async def latest_task_in(self, room: RoomRef) -> Task | None:
+        """The room's newest task, open or closed: None when the room was never used."""
+        return await self.ctx.store.latest_task_in(room)
+
+    async def open_escalation(self, room: RoomRef) -> Escalation | None:
+        """The question waiting for a person in the room's open task, if any."""
+        task = await self.ctx.store.open_task_in(room)
+        return await self.ctx.store.open_escalation(task.id) if task else None
+
+    async def open_rooms(self, platform: str) -> list[RoomRef]:
+        """Rooms of `platform` with an open task, oldest task first."""
+        rooms = []
+        for task in await self.ctx.store.open_tasks():
+            if _platform_of(task.room) == platform:
+                room = await self.ctx.store.room(task.room)
+                if room is not None:
+                    rooms.append(room)
+        return rooms
+
+    def serves(self, room_key: str) -> bool:
+        """Whether this process drives and delivers for the room (by its `RoomRef.key`)."""
+        return self.platforms is None or _platform_of(room_key) in self.platforms
 
     # -- drivers ---------------------------------------------------------------------------------
 
@@ -132,6 +170,10 @@ class Engine:
         if driver is not None and not driver.done():
             self.ctx.stop_reasons[task_id] = reason
             driver.cancel()
+
+
+def _platform_of(room_key: str) -> str:
+    return room_key.partition(":")[0]  # RoomRef.key is "platform:channel:thread"
 
 
 __all__ = ["Engine", "Store"]

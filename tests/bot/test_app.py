@@ -38,7 +38,7 @@ from bot.cli import EXIT_CONFIG, main
 from bot.settings import Settings, load_settings
 from container.local import LocalBackend
 from runners.protocol import RunEvent, RunRequest, RunSpec
-from tests.fakes.platform import RecordingPlatform
+from tests.fakes.platform import RecordingAdapter
 
 TRIBUNAL = Path(sys.executable).parent / "tribunal"
 
@@ -295,7 +295,7 @@ async def test_docker_without_an_engine_fails_open_app_before_the_store(
     monkeypatch.setenv("DOCKER_HOST", closed_socket)
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     with pytest.raises(BackendUnavailable):
-        async with open_app(load_settings(env_file=None), RecordingPlatform()):
+        async with open_app(load_settings(env_file=None), RecordingAdapter("console")):
             raise AssertionError("the app opened")
     assert not (tmp_path / "data" / "tribunal.db").exists()
 

@@ -16,8 +16,9 @@ from typing import TextIO
 import pytest
 
 from bot.console import ConsolePlatform, chat
+from bot.console.screen import columns, fit
 from bot.settings import Settings, load_settings
-from rooms.model import Action, Outbound, RoomRef
+from rooms.model import Action, Card, Outbound, RoomRef
 from rooms.store import Store
 from tests.fakes.runner import Reply, ScriptedRunner
 
@@ -344,3 +345,147 @@ async def test_escalation_buttons_are_remembered_and_explained() -> None:
     assert out.getvalue() == (
         "[arbiter] May I?\n  answer: /approve (Approve) · /reject (Reject) · or type a reply\n"
     )
+
+
+# -- a terminal: the prompt, narrow widths ------------------------------------------------------
+
+
+def terminal(output: str, width: int) -> list[str]:
+    """The rows a terminal `width` columns wide shows after `output`: text wraps at the width,
+    "\\x1b[1A" moves up one row, "\\r" to the first column, "\\x1b[K" clears to the end of the
+    row. Wide characters (⏳) take two columns."""
+    rows: list[list[str]] = [[]]
+    row = col = 0
+    i = 0
+    while i < len(output):
+        if output.startswith("\x1b[1A", i):
+            row, i = max(row - 1, 0), i + 4
+            continue
+        if output.startswith("\x1b[K", i):
+            del rows[row][col:]
+            i += 3
+            continue
+        char, i = output[i], i + 1
+        if char == "\r":
+            col = 0
+            continue
+        if char == "\n" or col + columns(char) > width:
+            row, col = row + 1, 0
+            if len(rows) <= row:
+                rows.append([])
+            if char == "\n":
+                continue
+        cells = [char] + [""] * (columns(char) - 1)
+        line = rows[row] + [" "] * max(0, col - len(rows[row]))
+        line[col : col + len(cells)] = cells
+        rows[row], col = line, col + len(cells)
+    return ["".join(r) for r in rows]
+
+
+async def test_at_a_narrow_terminal_the_progress_line_does_not_repeat_the_answer() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=True, columns=lambda: 40)
+    answer = "DONE — added the README with the install steps and a usage example"
+    progress = await platform.deliver(
+        Outbound(ROOM1, "⏳ owner is working (turn 1): reading the tests", persona="owner")
+    )
+    for text in (f"⏳ owner is working (turn 1): {answer}", "owner DONE (turn 1, 2 steps)"):
+        await platform.deliver(Outbound(ROOM1, text, persona="owner", edit_of=progress))
+    await platform.deliver(Outbound(ROOM1, answer, persona="owner", outbox_id=7))
+    shown = terminal(out.getvalue(), 40)
+    # One status line, rewritten in place, then the answer itself (wrapped over its rows).
+    assert shown[0] == "[owner] owner DONE (turn 1, 2 steps)"
+    assert "".join(shown[1:]).startswith("[owner] DONE — added the README")
+    assert "".join(shown).count("added the README") == 1
+    assert all(columns(row) <= 40 for row in shown)
+
+
+async def test_a_wide_terminal_keeps_the_whole_progress_line() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=True, columns=lambda: 200)
+    await platform.deliver(Outbound(ROOM1, "⏳ owner is working: " + "x" * 150, persona="owner"))
+    assert out.getvalue() == "[owner] ⏳ owner is working: " + "x" * 150 + "\n"
+
+
+def test_fit_counts_wide_characters_and_marks_the_cut() -> None:
+    assert fit("short", 10) == "short"
+    assert fit("⏳ abcdefgh", 6) == "⏳ ab…"
+    assert columns(fit("⏳" * 10, 7)) <= 7
+    assert fit("abc", 3) == "abc" and fit("abcd", 3) == "ab…"
+
+
+async def test_on_a_terminal_the_prompt_stays_below_the_output() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=True, prompt="alice> ", columns=lambda: 80)
+    platform.write("Tribunal console, you are alice; a new room. /help for commands.")
+    progress = await platform.deliver(Outbound(ROOM1, "⏳ owner is working", persona="owner"))
+    await platform.deliver(Outbound(ROOM1, "owner DONE", persona="owner", edit_of=progress))
+    await platform.deliver(Outbound(ROOM1, "DONE\nadded it", persona="owner", outbox_id=1))
+    assert terminal(out.getvalue(), 80) == [
+        "Tribunal console, you are alice; a new room. /help for commands.",
+        "[owner] owner DONE",
+        "[owner] DONE",
+        "  added it",
+        "alice> ",
+    ]
+    # The person types a line (the terminal echoes it and moves on): it stays on screen.
+    out.write("/status\n")
+    platform.typed()
+    platform.write("no task yet: type one")
+    platform.show_prompt()
+    assert terminal(out.getvalue(), 80)[-3:] == [
+        "alice> /status",
+        "no task yet: type one",
+        "alice> ",
+    ]
+
+
+async def test_a_pipe_gets_no_prompt() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out, tty=False, prompt="alice> ")
+    platform.write("hello")
+    platform.show_prompt()
+    assert out.getvalue() == "hello\n"
+
+
+async def test_a_card_prints_its_text_once_and_a_private_reply_prints_as_usual() -> None:
+    out = io.StringIO()
+    platform = ConsolePlatform(out)
+    card = Card("ruling", "Ruling: REVISE", (("Reasons", "the reviewer is right"),))
+    text = "⚖️ Ruling: REVISE\nthe reviewer is right"
+    await platform.deliver(Outbound(ROOM1, text, persona="arbiter", outbox_id=1, card=card))
+    await platform.deliver(
+        Outbound(ROOM1, "bob: only approvers can answer", outbox_id=2, private_to="bob")
+    )
+    assert out.getvalue() == (
+        "[arbiter] ⚖️ Ruling: REVISE\n  the reviewer is right\n"
+        "[tribunal] bob: only approvers can answer\n"
+    )
+
+
+async def test_chat_on_a_real_terminal_shows_the_prompt(settings: Settings) -> None:
+    """stdin and stdout on a pseudo-terminal, as a person at a terminal runs it."""
+    import pty
+    import tty as tty_module
+
+    master, slave = pty.openpty()
+    tty_module.setraw(master)  # the test's end: no processing of what we read back
+    terminal_in = os.fdopen(os.dup(slave), "r", encoding="utf-8")
+    terminal_out = os.fdopen(os.dup(slave), "w", encoding="utf-8")
+    os.close(slave)
+    try:
+        console = asyncio.create_task(
+            chat(settings, stdin=terminal_in, stdout=terminal_out, runner=ScriptedRunner())
+        )
+        seen = b""
+        loop = asyncio.get_running_loop()
+        while b"alice> " not in seen:
+            seen += await asyncio.wait_for(loop.run_in_executor(None, os.read, master, 4096), 30)
+        os.write(master, b"/quit\n")
+        assert await asyncio.wait_for(console, 30) == 0
+    finally:
+        terminal_out.close()
+        terminal_in.close()
+        os.close(master)
+    assert seen.decode().startswith("Tribunal console, you are alice; a new room.")
+    assert seen.decode().endswith("\nalice> ")

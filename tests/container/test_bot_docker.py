@@ -39,7 +39,7 @@ from tests.fakes.messages_api import (
     text,
     tool_use,
 )
-from tests.fakes.platform import RecordingPlatform
+from tests.fakes.platform import RecordingAdapter
 
 pytestmark = [pytest.mark.engine, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -202,7 +202,7 @@ async def test_a_console_task_runs_in_containers_and_leaves_none(
         assert settings.slack_bot_token is not None
         warn = io.StringIO()
         room = RoomRef("console", "local", "1")
-        async with open_app(settings, RecordingPlatform(), warn=warn) as app:
+        async with open_app(settings, RecordingAdapter("console"), warn=warn) as app:
             await app.engine.handle(
                 Inbound(room, "alice", "create hello.txt saying hi", "ev-1", mentions_bot=True)
             )
@@ -291,7 +291,7 @@ async def test_a_restarted_bot_clears_what_its_instance_left(
         runner_image, detach=True, labels={**labels, INSTANCE: f"{instance}-other-bot"}
     )
     try:
-        async with open_app(load_settings(env_file=None), RecordingPlatform()):
+        async with open_app(load_settings(env_file=None), RecordingAdapter("console")):
             assert _containers(docker_client, instance) == []
             neighbour.reload()
             assert neighbour.status == "running"

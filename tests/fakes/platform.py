@@ -106,3 +106,26 @@ class RecordingPlatform:
         async with asyncio.timeout(timeout):
             async with self._changed:
                 await self._changed.wait_for(predicate)
+
+
+class RecordingAdapter(RecordingPlatform):
+    """A `RecordingPlatform` that is also a `bot.adapter.Adapter` for one platform name: it
+    records its lifecycle (`started`, `stopped`) into `log`, which several adapters may share, so
+    tests can check the order of starts and stops against the engine's."""
+
+    def __init__(self, platform: str = "console", log: list[str] | None = None) -> None:
+        super().__init__()
+        self._platform = platform
+        self.log: list[str] = log if log is not None else []
+        self.engine: object | None = None
+
+    @property
+    def platform(self) -> str:
+        return self._platform
+
+    async def start(self, engine: object) -> None:
+        self.engine = engine
+        self.log.append(f"start {self._platform}")
+
+    async def stop(self) -> None:
+        self.log.append(f"stop {self._platform}")

@@ -1,0 +1,32 @@
+"""The console room: Tribunal in a terminal, with you as the human (DESIGN §7).
+
+A plain line-oriented program, no curses, so it works the same with stdin piped (tests,
+scripts). The engine and store are the same ones Slack and Discord use; the console is an
+adapter like theirs (bot/adapter.py) and reads the engine only, never the store.
+
+- `adapter.py`: `ConsoleAdapter` (start, stop, deliver, finished), its registry factory, `chat`;
+- `room.py`: typed lines and commands → `Inbound` events and engine queries;
+- `screen.py`: what is printed (messages once, progress as a status line, the input prompt);
+- `lines.py`: stdin read on a thread.
+"""
+
+from __future__ import annotations
+
+from bot.adapter import register
+from bot.console.adapter import ConsoleAdapter, chat, console_factory
+from bot.console.room import CHANNEL, HELP, PLATFORM, ConsoleRoom, EngineLike
+from bot.console.screen import ConsolePlatform
+
+register(PLATFORM, console_factory)
+
+__all__ = [
+    "CHANNEL",
+    "HELP",
+    "PLATFORM",
+    "ConsoleAdapter",
+    "ConsolePlatform",
+    "ConsoleRoom",
+    "EngineLike",
+    "chat",
+    "console_factory",
+]
