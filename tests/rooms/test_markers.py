@@ -163,7 +163,11 @@ MISREADINGS: list[tuple[Role, str, str | None]] = [
     ("reviewer", "lgtm, ship it", None),
     ("reviewer", "approved by the linter only", None),
     # conflicting markers in the window
-    ("reviewer", "APPROVED\nthe parser is fine\nCHANGES_REQUESTED\n- but the CLI is not", "CHANGES_REQUESTED"),
+    (
+        "reviewer",
+        "APPROVED\nthe parser is fine\nCHANGES_REQUESTED\n- not the CLI",
+        "CHANGES_REQUESTED",
+    ),
     ("reviewer", "CHANGES_REQUESTED\n- F1\nAPPROVED", "CHANGES_REQUESTED"),
     ("reviewer", "APPROVED\nDONE", "APPROVED"),  # two spellings of one marker agree
     ("arbiter", "PROCEED\nREVISE — add the test", "ESCALATE"),
@@ -273,8 +277,28 @@ VOCABULARY = {
 # markers, fences, quotes and internal blocks rather than only random characters.
 PIECES = [
     *{w for words in WORDS.values() for w in words},
-    "DONE", "Approved", "lgtm", "VERDICT: ", "**", "__", "```", "~~~", "<internal>",
-    "</internal>", "> ", "# ", "?", " except ", " once ", ".", ",", " ", "\n", "\n\n", "x", "é",
+    "DONE",
+    "Approved",
+    "lgtm",
+    "VERDICT: ",
+    "**",
+    "__",
+    "```",
+    "~~~",
+    "<internal>",
+    "</internal>",
+    "> ",
+    "# ",
+    "?",
+    " except ",
+    " once ",
+    ".",
+    ",",
+    " ",
+    "\n",
+    "\n\n",
+    "x",
+    "é",
 ]
 soup = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 any_text = st.one_of(st.text(), soup)
