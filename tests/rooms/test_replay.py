@@ -29,8 +29,9 @@ EXPECTED: dict[str, list[tuple[int, str]]] = {
     "ceiling": [(66, "ceiling")],
     # DESIGN §4 as changed today: a reworded stall on an unchanged tree, caught at its second
     # unchanged round; the same finding ids reworded; an answered question then fixes (quiet).
-    "unchanged": [(5, "unchanged"), (7, "unchanged"), (9, "unchanged")],
-    "repeated_finding_ids": [(5, "repeated_findings"), (7, "repeated_findings")],
+    # (Before today both ran to the round cap at turn 11.)
+    "unchanged": [(5, "unchanged"), (7, "unchanged"), (9, "unchanged"), (11, "unchanged")],
+    "repeated_finding_ids": [(t, "repeated_findings") for t in (5, 7, 9, 11)],
     "answered_then_fixed": [],
 }
 
