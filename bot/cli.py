@@ -94,8 +94,8 @@ def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from rooms.replay import format_row, replay
-    from rooms.transcript import TranscriptError, load_transcript
+    from rooms.judge.replay import format_row, replay
+    from rooms.judge.transcript import TranscriptError, load_transcript
 
     try:
         transcript = load_transcript(str(args.file))

@@ -226,8 +226,8 @@ def _existing_parent(path: Path) -> Path:
 
 
 async def _schema_versions(path: Path) -> tuple[int, int]:
-    from rooms.schema import LATEST
     from rooms.store import Store
+    from rooms.store.schema import LATEST
 
     store = await Store.open(str(path))  # opening applies any missing migration
     try:

@@ -1,6 +1,6 @@
 """The driver of one task: claim its lease, then run turns until a person must act or it closes.
 
-One step = status → actor (rooms.states.ACTOR) → prompt from the store → one run → one atomic
+One step = status → actor (rooms.pair.states.ACTOR) → prompt from the store → one run → one atomic
 change (the turn's output, usage, firing, verdict, posts and the transition together). Lost races
 never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's output on
 the turn (marked interrupted) and re-reads the task. On taking over a task, turns left running by
@@ -13,17 +13,17 @@ import asyncio
 import logging
 
 from prompts import load_prompt
-from rooms.arbitration import after_arbiter_turn
 from rooms.context import Ctx
 from rooms.history import History, load
+from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.outcomes import failure_change, post
-from rooms.prompting import build_prompt
+from rooms.pair.arbitration import after_arbiter_turn
+from rooms.pair.outcomes import failure_change, post
+from rooms.pair.prompting import build_prompt
+from rooms.pair.rounds import after_finalize, after_work_turn
+from rooms.pair.states import ACTOR
 from rooms.records import Change
-from rooms.rounds import after_finalize, after_work_turn
-from rooms.states import ACTOR
 from rooms.turns import RunOutcome, build_spec, effective_thresholds, run_turn
-from rooms.verdicts import RULING_SCHEMA
 from rooms.workspace import tree_hash
 from runners.protocol import RunSpec
 

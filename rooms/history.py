@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooms.detectors import Step
+from rooms.judge.detectors import Step
 from rooms.model import Turn
 from rooms.records import FiringRow, Message, VerdictRow
 from rooms.store import Store

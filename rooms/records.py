@@ -175,7 +175,7 @@ class Change:
 
     expect_version: compare-and-swap guard (None: no guard, only for changes that leave the status
     and version alone, e.g. storing a human message). expect_lease: the engine id that must hold
-    the task's lease (turn results only). event: the transition event (rooms.states).
+    the task's lease (turn results only). event: the transition event (rooms.pair.states).
     """
 
     task_id: int

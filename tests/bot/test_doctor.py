@@ -21,8 +21,8 @@ import pytest
 
 from bot.cli import main
 from bot.doctor import claude_binary, run_doctor
-from rooms.schema import LATEST
 from rooms.store import Store
+from rooms.store.schema import LATEST
 
 NOWHERE = "unix:///nonexistent/tribunal-test/docker.sock"
 

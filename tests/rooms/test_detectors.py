@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from rooms.detectors import Step, check, fingerprint, since_reset
+from rooms.judge.detectors import Step, check, fingerprint, since_reset
 from rooms.model import Firing, Thresholds
 
 T = Thresholds()

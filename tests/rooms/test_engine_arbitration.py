@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.model import GroupPolicy, Thresholds
-from rooms.verdicts import RULING_SCHEMA
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, Script, say
 

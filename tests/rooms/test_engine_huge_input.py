@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from rooms.prompting import HUMAN_TEXT_LIMIT
+from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import say
 

@@ -1,4 +1,4 @@
-"""The rule table of what a finished owner/reviewer turn leads to (rooms.rounds), driven
+"""The rule table of what a finished owner/reviewer turn leads to (rooms.pair.rounds), driven
 directly: marker, detectors, ceilings and the engine's caps → transition event and escalation."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import pytest
 
 from rooms.history import History
-from rooms.markers import find_marker
+from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Ruling, Task, Thresholds, Turn
+from rooms.pair.rounds import after_work_turn
 from rooms.records import Change, FiringRow, VerdictRow
-from rooms.rounds import after_work_turn
 from rooms.turns import RunOutcome
 
 ROOM = RoomRef("test", "C1", "T1")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rooms.detectors import findings, fingerprint
-from rooms.findings import finding_id, finding_ids, similarity
-from rooms.noise import normalize
+from rooms.judge.detectors import findings, fingerprint
+from rooms.judge.findings import finding_id, finding_ids, similarity
+from rooms.judge.noise import normalize
 
 
 @pytest.mark.parametrize(

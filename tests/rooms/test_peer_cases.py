@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from rooms.replay import replay
-from rooms.transcript import parse_transcript
+from rooms.judge.replay import replay
+from rooms.judge.transcript import parse_transcript
 
 # A copy of /work/shared/peer-cases/ejclaw_cases.json (see fixtures/peer/README.md), kept in the
 # repository so the suite does not depend on files outside it.

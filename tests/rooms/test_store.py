@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rooms.model import Action, Firing, RoomRef, Ruling, Task, Turn
+from rooms.pair.states import IllegalTransition
 from rooms.records import (
     AnswerDraft,
     Change,
@@ -21,9 +22,8 @@ from rooms.records import (
     Usage,
     VerdictDraft,
 )
-from rooms.schema import LATEST
-from rooms.states import IllegalTransition
 from rooms.store import Store, StoreError
+from rooms.store.schema import LATEST
 from tests.rooms.store_helpers import NOW, ROOM, new_task, note, store
 
 __all__ = ["store"]  # the fixture, imported for pytest

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.model import Ruling
-from rooms.verdicts import (
+from rooms.judge.verdicts import (
     RULING_SCHEMA,
     UNREADABLE_QUESTION,
     check_ruling,
     decision_record,
     parse_ruling,
 )
+from rooms.model import Ruling
 from runners.protocol import RunRequest
 
 VERDICTS = ("PROCEED", "REVISE", "RESET", "ESCALATE")

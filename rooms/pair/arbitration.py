@@ -15,11 +15,11 @@ import os
 
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
-from rooms.outcomes import post, turn_end
+from rooms.pair.outcomes import post, turn_end
 from rooms.records import Change, VerdictDraft
 from rooms.turns import RunOutcome
-from rooms.verdicts import decision_record, parse_ruling
 
 log = logging.getLogger(__name__)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rooms.findings import findings
-from rooms.noise import digest, normalize
+from rooms.judge.findings import findings
+from rooms.judge.noise import digest, normalize
 
 
 def fingerprint(

@@ -16,11 +16,11 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from rooms.detectors import Step, check
-from rooms.markers import find_marker
+from rooms.judge.detectors import Step, check
+from rooms.judge.markers import find_marker
+from rooms.judge.transcript import Transcript
+from rooms.judge.verdicts import parse_ruling
 from rooms.model import Firing, Thresholds
-from rooms.transcript import Transcript
-from rooms.verdicts import parse_ruling
 
 
 class ReplayRow(BaseModel):

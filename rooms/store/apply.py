@@ -11,9 +11,9 @@ import json
 import aiosqlite
 
 from rooms.model import Task
+from rooms.pair.states import next_status
 from rooms.records import Change
-from rooms.states import next_status
-from rooms.store_rows import Abort, enqueue, load_task, one, record_event
+from rooms.store.rows import Abort, enqueue, load_task, one, record_event
 
 
 async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:

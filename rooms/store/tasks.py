@@ -26,10 +26,9 @@ from rooms.records import (
     OutboxDraft,
     VerdictRow,
 )
-from rooms.schema import MIGRATIONS
-from rooms.store_apply import apply_change
-from rooms.store_outbox import OutboxStore
-from rooms.store_rows import (
+from rooms.store.apply import apply_change
+from rooms.store.outbox import OutboxStore
+from rooms.store.rows import (
     Abort,
     enqueue,
     ensure_room,
@@ -40,6 +39,7 @@ from rooms.store_rows import (
     to_task,
     to_turn,
 )
+from rooms.store.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 10_000
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from rooms.findings import after_marker, finding_ids, findings, paragraphs, similar
-from rooms.fingerprint import fingerprint, reason_fingerprint
+from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
+from rooms.judge.fingerprint import fingerprint, reason_fingerprint
+from rooms.judge.noise import digest, normalize
 from rooms.model import Firing, Thresholds
-from rooms.noise import digest, normalize
 
 __all__ = ["Step", "check", "findings", "fingerprint", "since_reset"]
 

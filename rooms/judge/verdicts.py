@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from rooms.findings import list_items, paragraphs
-from rooms.markers import VERDICTS, classify_lines, read_marker, split_at_marker
+from rooms.judge.findings import list_items, paragraphs
+from rooms.judge.markers import VERDICTS, classify_lines, read_marker, split_at_marker
 from rooms.model import Ruling
 
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rooms.markers import Role, split_at_marker, visible
-from rooms.noise import normalize
+from rooms.judge.markers import Role, split_at_marker, visible
+from rooms.judge.noise import normalize
 
 # Bullets, "1." / "1)" / "(1)" numbering and "a)" lettering, then the finding itself.
 _ITEM = re.compile(r"^\s*+(?:[-*+•]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z]\))\s++(?P<body>\S.*)$")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rooms.records import OutboxDraft, OutboxRow
-from rooms.store_base import StoreBase
-from rooms.store_rows import Abort, enqueue, ensure_room, record_event, to_outbox
+from rooms.store.connection import StoreBase
+from rooms.store.rows import Abort, enqueue, ensure_room, record_event, to_outbox
 
 
 class OutboxStore(StoreBase):

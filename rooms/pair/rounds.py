@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import hashlib
 
-from rooms.detectors import check
 from rooms.escalations import ask
 from rooms.history import History
-from rooms.markers import find_marker
+from rooms.judge.detectors import check
+from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.outcomes import post, turn_end
+from rooms.pair.outcomes import post, turn_end
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash

@@ -1,0 +1,1 @@
+"""The owner/reviewer protocol: its state table, rounds, arbitration, prompts and outcomes."""
