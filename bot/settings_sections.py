@@ -52,6 +52,7 @@ class ThresholdSettings(_Section):
     stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
     repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
     findings_similarity: float = Field(Thresholds.findings_similarity, ge=0.0, le=1.0)
+    unchanged_rounds: int = Field(Thresholds.unchanged_rounds, ge=1)
     round_cap: int = Field(Thresholds.round_cap, ge=1)
     max_arbitrations: int = Field(Thresholds.max_arbitrations, ge=0)
     max_turns: int = Field(Thresholds.max_turns, ge=1)

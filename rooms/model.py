@@ -127,6 +127,7 @@ class Thresholds:
     stagnation_repeats: int = 2
     repeated_findings_rounds: int = 2
     findings_similarity: float = 0.9
+    unchanged_rounds: int = 2
     round_cap: int = 6
     max_arbitrations: int = 2
     max_turns: int = 60
@@ -211,7 +212,8 @@ class Ruling(Record):
 class Firing(Record):
     """A detector that fired after a turn, with its reason (DESIGN §4)."""
 
-    detector: str  # stagnation, repeated_findings, oscillation, blocked, round_cap, ceiling
+    # stagnation, repeated_findings, unchanged, oscillation, blocked, round_cap, ceiling, summoned
+    detector: str
     reason: str
     fingerprint: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)

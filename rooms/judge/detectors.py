@@ -2,13 +2,16 @@
 
 `check` looks at the task's whole history and returns the first detector that fires, in this
 order: ceiling (turns, wall time, tokens, cost), blocked, stagnation, repeated_findings,
-oscillation, round_cap. Ceilings count the whole task; everything else counts only the steps
-since the last human message or ruling, because either one changes the situation: the pair gets
-new input, so its round count and its repeat windows start again.
+unchanged, oscillation, round_cap. Ceilings count the whole task; everything else counts only
+the steps since the last human message or ruling, because either one changes the situation: the
+pair gets new input, so its round count and its repeat windows start again.
 
 "Repeats N times" means what it says: the thing occurred once and then N more times. With the
 default of 2, identical rounds are caught at the third, a pair that keeps making progress is
-left alone until the round cap of 6.
+left alone until the round cap of 6. A round is an owner turn and the review that follows it;
+`unchanged` counts rounds whose owner left the workspace tree as the last CHANGES_REQUESTED (or
+the last human message or ruling) found it, so a stall argued in new words every round is still
+caught at its second unchanged round.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from rooms.judge.findings import after_marker, findings, paragraphs, similar
+from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
 from rooms.judge.noise import digest, normalize
 from rooms.model import Firing, Thresholds
@@ -48,6 +51,10 @@ class Round:
 
     owner: tuple[Step, ...]
     reviewer: Step
+    # The workspace the owner started from: the tree after the review (or the human message or
+    # ruling) before this round; None when unknown, or when that review approved (the owner
+    # was then wrapping up, not answering a request for changes).
+    tree_before: str | None = None
 
     @property
     def approved(self) -> bool:
@@ -61,6 +68,10 @@ class Round:
     @cached_property
     def findings(self) -> list[str]:
         return [] if self.approved else findings(self.reviewer.text)
+
+    @cached_property
+    def finding_ids(self) -> frozenset[str] | None:
+        return finding_ids(self.findings)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -91,7 +102,8 @@ def check(
     window = since_reset(steps)
     if not window or window[-1].kind != "turn":
         return None
-    rounds = _rounds(window)
+    earlier = steps[: len(steps) - len(window)]
+    rounds = _rounds(window, _last_tree(earlier))
     firing = _stagnation_after_proceed(window, rounds, proceeded)
     if firing is not None:
         return firing
@@ -110,17 +122,24 @@ def since_reset(steps: Sequence[Step]) -> Sequence[Step]:
     return steps
 
 
-def _rounds(window: Sequence[Step]) -> list[Round]:
-    """Completed rounds: each reviewer turn closes the owner turns before it."""
+def _rounds(window: Sequence[Step], tree_before: str | None = None) -> list[Round]:
+    """Completed rounds: each reviewer turn closes the owner turns before it. `tree_before`:
+    the workspace when the window opened (the last tree before it)."""
     rounds: list[Round] = []
     owner: list[Step] = []
     for step in window:
         if step.role == "reviewer":
-            rounds.append(Round(owner=tuple(owner), reviewer=step))
+            r = Round(owner=tuple(owner), reviewer=step, tree_before=tree_before)
+            rounds.append(r)
             owner = []
+            tree_before = None if r.approved else (r.tree or tree_before)
         elif step.role == "owner":
             owner.append(step)
     return rounds
+
+
+def _last_tree(steps: Sequence[Step]) -> str | None:
+    return next((s.tree for s in reversed(steps) if s.kind == "turn" and s.tree), None)
 
 
 def _effective_marker(step: Step) -> str | None:
@@ -231,16 +250,57 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
     latest = recent[-1].findings
     if not latest or any(not r.findings for r in recent):
         return None  # an approval, or a review with nothing we can read as findings
-    if not all(similar(r.findings, latest, t.findings_similarity) for r in recent[:-1]):
-        return None
-    return Firing(
-        detector="repeated_findings",
-        reason=(
+    ids = [r.finding_ids for r in recent]
+    latest_ids = ids[-1]
+    extra: dict[str, object] = {"findings": len(latest)}
+    if latest_ids is not None and all(i is not None for i in ids):
+        # The reviewer numbers its findings: the same ids are the same defects, however worded.
+        if any(i != latest_ids for i in ids):
+            return None
+        named = ", ".join(sorted(latest_ids, key=_id_order))
+        what = f"the reviewer's open findings ({named}) have not changed for {span} rounds"
+        print_ = digest("finding-ids", *sorted(latest_ids))
+        extra["ids"] = sorted(latest_ids, key=_id_order)
+    elif all(similar(r.findings, latest, t.findings_similarity) for r in recent[:-1]):
+        what = (
             f"the reviewer's findings have not changed for {span} rounds "
             f"(first of them: {_quote(latest[0])})"
+        )
+        print_ = digest("findings", *sorted(normalize(item) for item in latest))
+    else:
+        return None
+    return Firing(detector="repeated_findings", reason=what, fingerprint=print_, extra=extra)
+
+
+def _id_order(finding: str) -> int:
+    return int(finding[1:])
+
+
+def _unchanged(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
+    """The owner left the workspace as the last CHANGES_REQUESTED found it, in the last
+    `unchanged_rounds` rounds in a row, and the reviewer still asks for changes."""
+    if window[-1].role != "reviewer" or rounds[-1].approved:
+        return None
+    span = max(1, t.unchanged_rounds)
+    streak = 0
+    for r in reversed(rounds):
+        before = r.tree_before
+        if not r.owner or r.approved or before is None or r.tree is None:
+            break
+        if any(s.tree is None for s in r.owner) or r.tree != before:
+            break
+        streak += 1
+    if streak < span:
+        return None
+    tree = rounds[-1].tree or ""
+    return Firing(
+        detector="unchanged",
+        reason=(
+            f"the owner has left the workspace unchanged for {streak} rounds while the reviewer "
+            f"keeps asking for changes (tree {tree[:12]}): neither side moves"
         ),
-        fingerprint=digest("findings", *sorted(normalize(item) for item in latest)),
-        extra={"findings": len(latest)},
+        fingerprint=digest("unchanged", tree),
+        extra={"rounds": streak, "tree": tree},
     )
 
 
@@ -314,6 +374,7 @@ _CONTENT_DETECTORS: tuple[Detector, ...] = (
     _blocked,
     _stagnation,
     _repeated_findings,
+    _unchanged,
     _oscillation,
     _round_cap,
 )

@@ -1,9 +1,19 @@
 """Reading the marker line an owner, reviewer or arbiter puts at the top of its output (DESIGN §3).
 
-A marker is the first word of one of the first 12 visible lines: blank lines, fenced code and
-`<internal>` blocks are not visible. It is written in upper case (the aliases LGTM and Approved
-in any case), may be wrapped in `**bold**`, may follow a `VERDICT` prefix and may be followed by
-punctuation or more text. A word inside prose is never a marker. These functions never raise.
+A marker is the first word of one of the first 12 visible lines: blank lines, fenced code,
+`<internal>` blocks and quoted lines (`> …`, someone else's words) are not visible. It is written
+in upper case (the aliases LGTM and Approved also in lower or mixed case, but then only when
+nothing but punctuation or an emoji follows them), may be wrapped in `**bold**`, may follow a
+`VERDICT` prefix and may be followed by punctuation or more text. A word inside prose is never a
+marker, and neither is a marker followed by `?` (`Approved?`).
+
+When in doubt, not approved: a window with conflicting markers, or an approval qualified by a
+condition (`LGTM except …`, `Approved once …`), reads CHANGES_REQUESTED for the reviewer and
+ESCALATE for the arbiter (`read_marker` says which doubt it was).
+
+The patterns avoid possessive quantifiers and atomic groups on groups: Debian's Python 3.11.2
+mis-handles them (fixed upstream in 3.11.5). Only single characters and character classes are
+possessive; the word after the decoration is cut in plain Python, so every line costs linear time.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ OWNER_MARKERS = ("DONE", "NEEDS_CONTEXT", "BLOCKED")
 REVIEWER_MARKERS = ("APPROVED", "CHANGES_REQUESTED", "NEEDS_CONTEXT", "BLOCKED")
 VERDICTS = ("PROCEED", "REVISE", "RESET", "ESCALATE")
 
-# Canonical marker by role for each word accepted as written (upper case).
+# Canonical marker by role for each word accepted as written (upper case), with any text after.
 _EXACT: dict[str, dict[str, str]] = {
     "owner": {
         "DONE": "DONE",
@@ -29,6 +39,7 @@ _EXACT: dict[str, dict[str, str]] = {
     },
     "reviewer": {
         "APPROVED": "APPROVED",
+        "LGTM": "APPROVED",
         "DONE": "APPROVED",
         "CHANGES_REQUESTED": "CHANGES_REQUESTED",
         "DONE_WITH_CONCERNS": "CHANGES_REQUESTED",
@@ -37,32 +48,43 @@ _EXACT: dict[str, dict[str, str]] = {
     },
     "arbiter": {v: v for v in VERDICTS},
 }
-# Aliases accepted in any case, by role.
+# Aliases also accepted in lower or mixed case, by role, when they stand alone on their line.
 _ANY_CASE: dict[str, dict[str, str]] = {
     "owner": {},
     "reviewer": {"LGTM": "APPROVED", "APPROVED": "APPROVED"},
     "arbiter": {},
 }
+# The reading that a doubt leads to, by role (the owner's first marker always stands).
+_IN_DOUBT: dict[str, str] = {"reviewer": "CHANGES_REQUESTED", "arbiter": "ESCALATE"}
+# The markers that let work go on unchallenged, and so may not be qualified.
+_GO_AHEAD = ("APPROVED", "PROCEED")
 
 WINDOW = 12
 
 # A fence opens with three or more backticks or tildes (CommonMark); a backtick fence's info
 # string may not contain a backtick, so "```DONE```" on one line is inline code, not a fence.
 _FENCE = re.compile(r"^[ \t]*+(?P<fence>`{3,}+|~{3,}+)(?P<info>.*)$")
-# Optional heading/quote/bold decoration, optional VERDICT prefix (in any case, then ":", "-",
-# "—", "–" or a space), then the candidate word: letters joined by single underscores, so that
-# `__DONE__` reads DONE and STEP_DONE stays one (unknown) word. The word must be followed by the
-# end of the line, punctuation or a space. Quantifiers are possessive: a line of thousands of
-# spaces must cost linear time, not quadratic backtracking.
+_QUOTE = re.compile(r"^[ \t]*+>")
+# Optional heading/bold decoration, optional VERDICT prefix (in any case, then ":", "-", "—",
+# "–" or a space), then the run of letters and underscores that holds the candidate word.
 _LINE = re.compile(
-    r"""^\s*+(?:[#>]++\s*+)?(?:\*\*|__)?\s*+
-        (?:(?i:VERDICT)\s*+(?::|—|–|-)?\s*+(?:\*\*|__)?\s*+)?
-        (?P<word>[A-Za-z]++(?:_[A-Za-z]++)*+)
-        (?P<after>$|[\s*_.,:;!?()\-—–]) """,
+    r"""^\s*+(?:[#]++\s*+)?(?:\*\*|__)?\s*+
+        (?:(?i:VERDICT)(?![A-Za-z_])\s*+(?::|—|–|-)?\s*+(?:\*\*|__)?\s*+)?
+        (?P<run>[A-Za-z][A-Za-z_]*+)""",
     re.VERBOSE,
 )
+# What may follow the marker word: the end of the line, punctuation or a space.
+_AFTER = frozenset(" \t\r\n\x0b\x0c*_.,:;!?()-—–")
 # What may stand between a marker word and the text after it ("REVISE — fix", "**DONE**: ok").
 _SEPARATORS = " \t*_.,:;!?-—–"
+_QUESTION = ("?", "？")
+# Words that make an approval conditional: "LGTM except the migration", "Approved once CI passes".
+_QUALIFIER = re.compile(
+    r"\b(?:except|excepting|once|if|unless|but|however|though|although|pending|provided|"
+    r"providing|assuming|until|after|when|apart\s+from|other\s+than|save\s+for|barring|"
+    r"conditional|conditionally|not)\b",
+    re.IGNORECASE,
+)
 _INTERNAL_OPEN = "<internal>"
 _INTERNAL_CLOSE = "</internal>"
 
@@ -77,13 +99,25 @@ class MarkerLine:
     rest: str
 
 
-LineKind = Literal["text", "code", "internal"]
+@dataclass(frozen=True)
+class Reading:
+    """What a turn's output says: `marker` is the reading the engine acts on (None: no marker),
+    `first` the first marker line as written, `seen` every distinct marker in the window in
+    order, and `doubt` why the reading is not the first marker ("conflicting", "qualified")."""
+
+    marker: str | None
+    first: MarkerLine | None = None
+    seen: tuple[str, ...] = ()
+    doubt: str | None = None
+
+
+LineKind = Literal["text", "code", "internal", "quote"]
 
 
 def classify_lines(text: str) -> Iterator[tuple[str, LineKind]]:
     """Every line with what it is: `text` (its visible part, `<internal>` spans removed; may be
-    blank), `code` (fenced code, fence lines included) or `internal` (inside an `<internal>`
-    block; an unterminated block runs to the end of the text)."""
+    blank), `code` (fenced code, fence lines included), `internal` (inside an `<internal>`
+    block; an unterminated block runs to the end of the text) or `quote` (a `> ` line)."""
     fence: str | None = None  # the opening fence while inside fenced code
     in_internal = False
     for raw in text.splitlines():
@@ -105,6 +139,9 @@ def classify_lines(text: str) -> Iterator[tuple[str, LineKind]]:
             fence = opened_fence
             yield line, "code"
             continue
+        if _QUOTE.match(line):
+            yield line, "quote"  # someone else's words: even an `<internal>` in it is theirs
+            continue
         line, opened = _strip_internal(line)
         yield line, "text"
         if opened:
@@ -112,7 +149,7 @@ def classify_lines(text: str) -> Iterator[tuple[str, LineKind]]:
 
 
 def visible_lines(text: str, *, keep_blank: bool = False) -> Iterator[str]:
-    """Lines outside fenced code and `<internal>` blocks, in order.
+    """Lines outside fenced code, `<internal>` blocks and quotes, in order.
 
     Blank lines are dropped unless `keep_blank` (callers that split paragraphs need them); a
     hidden block then reads as one blank line, so it still separates the paragraphs around it.
@@ -168,38 +205,98 @@ def _strip_internal(line: str) -> tuple[str, bool]:
         line = line[:start] + line[end + len(_INTERNAL_CLOSE) :]
 
 
+def _word(run: str) -> str:
+    """The marker candidate at the start of `run`: letters joined by single underscores, so
+    that `DONE__` (bold) gives DONE and STEP_DONE stays one (unknown) word."""
+    end = 0
+    while True:
+        while end < len(run) and run[end] != "_":
+            end += 1
+        if end + 1 < len(run) and run[end] == "_" and run[end + 1] != "_":
+            end += 1  # a single underscore between letters: the word goes on
+            continue
+        return run[:end]
+
+
 def _canonical(line: str, role: Role) -> tuple[str, str] | None:
     """The canonical marker this line starts with for `role`, and the rest of the line."""
     m = _LINE.match(line)
     if m is None:
         return None
-    word = m.group("word")
-    marker = _EXACT[role].get(word) or _ANY_CASE[role].get(word.upper())
+    word = _word(m.group("run"))
+    end = m.start("run") + len(word)
+    if end < len(line) and line[end] not in _AFTER:
+        return None  # a longer word ("DONEX", "DONE9") or one glued to other text
+    after = line[end:]
+    if after.lstrip(" \t*_").startswith(_QUESTION):
+        return None  # "Approved?" asks, it does not decide
+    rest = after.lstrip(_SEPARATORS).rstrip().rstrip("*_").rstrip()
+    marker = _EXACT[role].get(word)
     if marker is None:
-        return None
-    rest = line[m.end("word") :].lstrip(_SEPARATORS).rstrip().rstrip("*_").rstrip()
+        marker = _ANY_CASE[role].get(word.upper())
+        if marker is None:
+            return None
+        # "Approved migrations are…" is prose; "approved." or "lgtm 👍" is a marker, and so is
+        # "Approved once …", read as the qualified approval it is.
+        if any(ch.isalnum() for ch in after) and _QUALIFIER.match(rest) is None:
+            return None
     return marker, rest
 
 
+def _markers(text: str, role: Role) -> Iterator[tuple[MarkerLine, str | None]]:
+    """Every marker line in the window, with the visible line that follows it (or None)."""
+    lines = list(_window(text))
+    for index, line in enumerate(lines):
+        found = _canonical(line, role)
+        if found is not None:
+            following = lines[index + 1] if index + 1 < len(lines) else None
+            yield MarkerLine(marker=found[0], index=index, rest=found[1]), following
+
+
+def _window(text: str) -> Iterator[str]:
+    for index, line in enumerate(visible_lines(text)):
+        if index >= WINDOW:
+            return
+        yield line
+
+
+def _qualified(found: MarkerLine, following: str | None) -> bool:
+    """An approval with a condition on its line, or on the line right after it when that line
+    opens with one ("LGTM" / "except the migration")."""
+    if found.marker not in _GO_AHEAD:
+        return False
+    if _QUALIFIER.search(found.rest):
+        return True
+    return following is not None and _QUALIFIER.match(following.strip(" \t*_-—–,.;:")) is not None
+
+
+def read_marker(text: str, role: Role) -> Reading:
+    """The marker the engine acts on for `role`, with the when-in-doubt rules applied."""
+    found = list(_markers(text, role))
+    if not found:
+        return Reading(marker=None)
+    first = found[0][0]
+    seen = tuple(dict.fromkeys(line.marker for line, _ in found))
+    doubt = _IN_DOUBT.get(role)
+    if doubt is not None:
+        if len(seen) > 1:
+            return Reading(marker=doubt, first=first, seen=seen, doubt="conflicting")
+        if any(_qualified(line, following) for line, following in found):
+            return Reading(marker=doubt, first=first, seen=seen, doubt="qualified")
+    return Reading(marker=first.marker, first=first, seen=seen)
+
+
 def locate_marker(text: str, role: Role) -> MarkerLine | None:
-    """The marker for `role` with its position, or None when the visible window holds none."""
-    try:
-        for index, line in enumerate(visible_lines(text)):
-            if index >= WINDOW:
-                break
-            found = _canonical(line, role)
-            if found is not None:
-                return MarkerLine(marker=found[0], index=index, rest=found[1])
-    except Exception:  # a parser of agent output must never take the engine down
-        return None
-    return None
+    """The first marker line for `role` with its position (as written, before the doubt rules),
+    or None when the visible window holds none."""
+    return next((line for line, _ in _markers(text, role)), None)
 
 
 Classified = list[tuple[str, LineKind]]
 
 
 def split_at_marker(text: str, role: Role) -> tuple[MarkerLine | None, Classified, Classified]:
-    """The marker, the classified lines before its line and the ones after it. Without a
+    """The first marker, the classified lines before its line and the ones after it. Without a
     marker: None, nothing before, every line after."""
     found = locate_marker(text, role)
     lines = list(classify_lines(text))
@@ -214,9 +311,9 @@ def split_at_marker(text: str, role: Role) -> tuple[MarkerLine | None, Classifie
 
 
 def find_marker(text: str, role: Role) -> str | None:
-    """The canonical marker for `role`, or None when the visible window holds none."""
-    found = locate_marker(text, role)
-    return found.marker if found else None
+    """The canonical marker for `role` after the when-in-doubt rules, or None when the visible
+    window holds none."""
+    return read_marker(text, role).marker
 
 
 def find_verdict(text: str) -> str | None:

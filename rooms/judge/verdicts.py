@@ -1,22 +1,29 @@
 """The arbiter's ruling: its JSON schema, reading it from the arbiter's output, and the Markdown
 decision record posted in the room (DESIGN §2, §3, §5).
 
-Structured output (when the runner enforced `RULING_SCHEMA`) wins when it is valid. Otherwise the
-text is read: the verdict only ever comes from `markers.find_verdict`, so a verdict word inside
-fenced code, an `<internal>` block, prose or below the 12-line window is never taken. Anything
-unreadable becomes ESCALATE with `readable=False`: an unreadable ruling asks the people, it never
-lets the pair proceed.
+Structured output (when the runner enforced `RULING_SCHEMA`) wins when it is valid; an output
+that is a ruling object in JSON (bare or fenced, as a runner with an output schema prints it) is
+read as that object. Otherwise the text is read: the verdict only ever comes from
+`markers.read_marker`, so a verdict word inside fenced code, an `<internal>` block, a quote,
+prose or below the 12-line window is never taken. Anything unreadable, and any ruling in doubt
+(conflicting verdicts, a conditional PROCEED), becomes ESCALATE with `readable=False`: it asks the
+people, it never lets the pair proceed.
+
+`check_ruling` says what a readable ruling lacks (DESIGN §5): REVISE without conditions, RESET
+without a new direction, ESCALATE without a question or 2–4 options. The engine sends such a
+ruling back to the arbiter once with that problem, and escalates on the second.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from rooms.judge.findings import list_items, paragraphs
-from rooms.judge.markers import VERDICTS, classify_lines, split_at_marker
+from rooms.judge.markers import VERDICTS, classify_lines, read_marker, split_at_marker
 from rooms.model import Ruling
 
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
@@ -54,6 +61,17 @@ UNREADABLE_QUESTION = (
 )
 UNREADABLE_OPTIONS = ["Accept the work as it is", "Send it back to the owner", "Stop the task"]
 DEFAULT_QUESTION = "The arbiter asks the people in the room to decide. How should the task go on?"
+DOUBTFUL_QUESTION = (
+    "The arbiter's ruling was not clear-cut ({why}), so the task waits for you. How should it go "
+    "on?"
+)
+_DOUBTS = {
+    "conflicting": "it named conflicting verdicts: {seen}",
+    "qualified": "it made PROCEED conditional",
+}
+MIN_OPTIONS, MAX_OPTIONS = 2, 4
+_JSON_CHARS = 200_000  # a ruling object is a few KiB; anything far larger is not one
+_FENCED_JSON = re.compile(r"\A```[ \t]*+(?:json)?[ \t]*+\n(?P<body>.*)\n```[ \t]*+\Z", re.DOTALL)
 _EXCERPT_CHARS = 2000
 _QUOTE_CHARS = 3000
 
@@ -109,12 +127,16 @@ def parse_ruling(text: str, structured: dict[str, Any] | None) -> Ruling:
             ruling = _from_structured(structured)
             if ruling is not None:
                 return ruling
-        return _from_text(text if isinstance(text, str) else "")
+        text = text if isinstance(text, str) else ""
+        printed = _json_object(text)
+        if printed is not None:
+            return _from_structured(printed) or unreadable(text)
+        return _from_text(text)
     except Exception:  # a ruling we cannot read must escalate, never crash the engine
         return unreadable(text if isinstance(text, str) else "")
 
 
-def unreadable(text: str) -> Ruling:
+def unreadable(text: str, question: str = UNREADABLE_QUESTION) -> Ruling:
     """ESCALATE with readable=False, keeping an excerpt of what the arbiter wrote (without its
     `<internal>` notes, which are not for the room)."""
     excerpt = "\n".join(line for line, kind in classify_lines(text) if kind != "internal").strip()
@@ -123,10 +145,53 @@ def unreadable(text: str) -> Ruling:
     return Ruling(
         verdict="ESCALATE",
         reasons=excerpt,
-        question=UNREADABLE_QUESTION,
+        question=question,
         options=list(UNREADABLE_OPTIONS),
         readable=False,
     )
+
+
+def check_ruling(ruling: Ruling) -> str | None:
+    """What a readable ruling lacks, in words the arbiter can act on; None when it is complete.
+    An unreadable ruling is not checked: it escalates as it is."""
+    if not ruling.readable:
+        return None
+    if ruling.verdict == "REVISE" and not ruling.conditions:
+        return (
+            "a REVISE needs concrete conditions: list what the owner must change (file, "
+            "function, action), one per line, so that meeting them can be checked"
+        )
+    if ruling.verdict == "RESET" and not ruling.new_direction.strip():
+        return "a RESET needs a new direction: say the concrete path the owner follows now"
+    if ruling.verdict == "ESCALATE":
+        problems = []
+        if not ruling.question.strip():
+            problems.append("the question for the people (a sentence ending in '?')")
+        if not MIN_OPTIONS <= len(ruling.options) <= MAX_OPTIONS:
+            problems.append(
+                f"{MIN_OPTIONS} to {MAX_OPTIONS} options to choose from, as a list "
+                f"(it gave {len(ruling.options)})"
+            )
+        if problems:
+            return "an ESCALATE needs " + " and ".join(problems)
+    return None
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The ruling object when the whole output (without `<internal>` notes) is one JSON object,
+    bare or in one fenced block; None otherwise."""
+    visible = "\n".join(line for line, kind in classify_lines(text) if kind != "internal").strip()
+    if len(visible) > _JSON_CHARS:
+        return None
+    fenced = _FENCED_JSON.match(visible)
+    body = (fenced.group("body") if fenced else visible).strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and "verdict" in data else None
 
 
 def _from_structured(data: dict[str, Any]) -> Ruling | None:
@@ -134,15 +199,12 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
         s = _Structured.model_validate(data)
     except ValidationError:
         return None
-    question = s.question.strip()
-    if s.verdict == "ESCALATE" and not question:
-        question = DEFAULT_QUESTION
     return Ruling(
         verdict=s.verdict,
         reasons=s.reasons.strip(),
         conditions=_clean(s.conditions),
         new_direction=s.new_direction.strip(),
-        question=question,
+        question=s.question.strip(),
         options=_clean(s.options),
         references_cited=_clean(s.references_cited),
         dissent=s.dissent.strip(),
@@ -150,6 +212,10 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
 
 
 def _from_text(text: str) -> Ruling:
+    reading = read_marker(text, "arbiter")
+    if reading.doubt is not None:
+        why = _DOUBTS[reading.doubt].format(seen=", ".join(reading.seen))
+        return unreadable(text, DOUBTFUL_QUESTION.format(why=why))
     verdict, lines = _body_lines(text)
     if verdict is None:
         return unreadable(text)
@@ -215,12 +281,12 @@ def _sections(lines: list[tuple[str, bool]]) -> dict[str, list[str]]:
 
 
 def _question(body: list[str]) -> str:
+    """The first sentence that asks something; "" when none does (check_ruling then says so)."""
     for paragraph in paragraphs(body):
         for sentence in re.split(r"(?<=[.!?])\s+", paragraph):
             if sentence.endswith("?"):
                 return sentence
-    first = paragraphs(body)
-    return first[0] if first else DEFAULT_QUESTION
+    return ""
 
 
 def _join(lines: list[str]) -> str:

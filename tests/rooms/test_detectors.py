@@ -339,3 +339,110 @@ def test_nothing_fires_right_after_a_human_message_or_ruling() -> None:
     steps = [owner("BLOCKED\nno key"), human("here is the key")]
     assert run(steps)[1] is None
     assert since_reset(steps) == []
+
+
+# --- unchanged and numbered findings (DESIGN §4, changed today) ------------------------------
+
+# One defect argued five times in new words: neither the owner's nor the reviewer's text repeats,
+# so stagnation and text-compared findings miss it; the workspace never changes.
+REWORDED_REVIEWS = [
+    "CHANGES_REQUESTED\n- parse() loses the final line when the file has no trailing newline",
+    "CHANGES_REQUESTED\n- Input without a newline at EOF still comes back one line short",
+    "CHANGES_REQUESTED\n- The last record disappears if the text does not end in \\n",
+    "CHANGES_REQUESTED\n- Still truncating: no terminating newline means the tail is dropped",
+    "CHANGES_REQUESTED\n- EOF handling remains broken for unterminated final lines",
+]
+REWORDED_OWNERS = [
+    "DONE\nImplemented the parser as asked.",
+    "DONE\nI believe the current behaviour is correct; splitlines handles it.",
+    "DONE\nRe-checked: the tail is kept by the loop in read_all, nothing to change.",
+    "DONE\nAs explained, the function already covers that case.",
+    "DONE\nNo change needed, see my previous answer.",
+]
+
+
+def reworded_stall(rounds: int = 5, tree: str = "A") -> list[Step]:
+    steps: list[Step] = []
+    for i in range(rounds):
+        steps += [owner(REWORDED_OWNERS[i], tree=tree), reviewer(REWORDED_REVIEWS[i], tree=tree)]
+    return steps
+
+
+def test_a_reworded_stall_on_an_unchanged_tree_is_caught_at_the_second_unchanged_round() -> None:
+    steps = reworded_stall()
+    results = run(steps)
+    # Round 1 sets the tree; rounds 2 and 3 leave it as the review found it: caught at turn 5,
+    # not at the round cap (which this pair would reach at turn 11).
+    assert fired(results)[0] == (5, "unchanged")
+    firing = results[5]
+    assert firing is not None and firing.extra["rounds"] == 2
+    assert "unchanged for 2 rounds" in firing.reason
+    # And text alone would not have caught it: the same steps without trees fire nothing
+    # before the round cap.
+    no_trees = [Step(s.kind, s.role, s.text, s.marker) for s in steps]
+    assert fired(run(no_trees)) == []
+
+
+def test_one_answered_question_then_a_fix_is_left_alone() -> None:
+    # The owner answers the first finding with evidence and no change (one unchanged round),
+    # then fixes the next finding: progress, never interrupted.
+    steps = [
+        owner("DONE\nfirst version", tree="A"),
+        reviewer("CHANGES_REQUESTED\n- F1 why does load() not lock the file?", tree="A"),
+        owner("DONE\nF1: the file is opened O_EXCL in open_db(), see line 40; no change", tree="A"),
+        reviewer("CHANGES_REQUESTED\n- F2 the error message names the wrong file", tree="A"),
+        owner("DONE\nF2 fixed", tree="B"),
+        reviewer("CHANGES_REQUESTED\n- F3 add a test for the message", tree="B"),
+        owner("DONE\nF3 added", tree="C"),
+        reviewer("CHANGES_REQUESTED\n- F4 the test name is misleading", tree="C"),
+        owner("DONE\nrenamed", tree="D"),
+        reviewer("CHANGES_REQUESTED\n- F5 changelog entry missing", tree="D"),
+    ]
+    assert fired(run(steps)) == []
+
+
+def test_unchanged_needs_the_review_to_still_ask_for_changes() -> None:
+    steps = reworded_stall(2)
+    steps += [owner("DONE\nsee above", tree="A"), reviewer("APPROVED\nconvinced", tree="A")]
+    assert fired(run(steps)) == []
+
+
+def test_unchanged_never_fires_without_known_trees_or_below_its_threshold() -> None:
+    assert fired(run(reworded_stall(3), Thresholds(unchanged_rounds=3))) == []
+    assert fired(run(reworded_stall(4), Thresholds(unchanged_rounds=3)))[0] == (7, "unchanged")
+
+
+def test_an_owner_ignoring_a_ruling_is_caught_at_the_second_round_after_it() -> None:
+    # The tree when the ruling came is where the owner starts: two rounds that leave it
+    # unchanged after the REVISE are the stall, counted afresh since the ruling.
+    steps = reworded_stall(2)
+    steps.append(ruling("REVISE"))
+    steps += [owner(REWORDED_OWNERS[2], tree="A"), reviewer(REWORDED_REVIEWS[2], tree="A")]
+    steps += [owner(REWORDED_OWNERS[3], tree="A"), reviewer(REWORDED_REVIEWS[3], tree="A")]
+    assert fired(run(steps)) == [(8, "unchanged")]
+
+
+def numbered(i: int, ids: str, tree: str) -> list[Step]:
+    body = "\n".join(f"- {f} (still open): {PROGRESS_FINDINGS[(i + n) % 6]}" for n, f in
+                     enumerate(ids.split()))  # fmt: skip
+    return [owner(f"DONE\nattempt {i}", tree=tree), reviewer(f"CHANGES_REQUESTED\n{body}")]
+
+
+def test_the_same_finding_ids_reworded_are_repeated_findings() -> None:
+    # The owner changes the workspace each round, the reviewer rewords, but F1 and F2 stay open.
+    steps = [s for i in range(3) for s in numbered(i, "F1 F2", tree=f"t{i}")]
+    results = run(steps)
+    assert fired(results) == [(5, "repeated_findings")]
+    firing = results[5]
+    assert firing is not None and firing.extra["ids"] == ["F1", "F2"]
+
+
+def test_new_or_resolved_finding_ids_are_progress() -> None:
+    steps = numbered(0, "F1 F2", "t0") + numbered(1, "F2 F3", "t1") + numbered(2, "F3", "t2")
+    steps += numbered(3, "F3 F4", "t3") + numbered(4, "F5", "t4")
+    assert fired(run(steps)) == []
+    # A checked-off finding is no longer open: the open set changed, nothing repeats.
+    resolved = "CHANGES_REQUESTED\n- [x] F1 parser\n- F2 (still open): cli"
+    steps = numbered(0, "F1 F2", "t0") + numbered(1, "F1 F2", "t1")
+    steps += [owner("DONE\nfixed F1", tree="t2"), reviewer(resolved)]
+    assert fired(run(steps)) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rooms.judge.detectors import findings, fingerprint
-from rooms.judge.findings import similarity
+from rooms.judge.findings import finding_id, finding_ids, similarity
 from rooms.judge.noise import normalize
 
 
@@ -16,7 +16,28 @@ from rooms.judge.noise import normalize
         ("CHANGES_REQUESTED\n- a\n- b", ["a", "b"]),
         ("CHANGES_REQUESTED\n1. first\n2) second\n(3) third", ["first", "second", "third"]),
         ("CHANGES_REQUESTED\n* one\n  continued here\n* two", ["one continued here", "two"]),
-        ("CHANGES_REQUESTED\n- [ ] open item\n- [x] done item", ["open item", "done item"]),
+        # open findings only (DESIGN §3): checked boxes, resolved items, quotes are not
+        ("CHANGES_REQUESTED\n- [ ] open item\n- [x] done item", ["open item"]),
+        ("CHANGES_REQUESTED\n- F1 ✅ fixed\n- F2: still broken", ["F2: still broken"]),
+        ("CHANGES_REQUESTED\n- ~~F1 the old bug~~\n- F2 x", ["F2 x"]),
+        ("CHANGES_REQUESTED\n- F1 (resolved) parser\n- F2 cli", ["F2 cli"]),
+        (
+            "CHANGES_REQUESTED\n## Still open\n- F2 cli exits 0\n## Resolved\n- F1 parser\n"
+            "- F3 docs\nOpen:\n- F4 the cache",
+            ["F2 cli exits 0", "F4 the cache"],
+        ),
+        ("CHANGES_REQUESTED\n**Fixed:**\n- F1 parser\n**Open:**\n- F2 cli", ["F2 cli"]),
+        ("APPROVED\n- [x] F1\n- [x] F2", []),
+        (
+            "CHANGES_REQUESTED\nF1 (still open): the parser drops lines\nF2: the cli exits 0",
+            ["F1 (still open): the parser drops lines", "F2: the cli exits 0"],
+        ),
+        ("CHANGES_REQUESTED\n> - F9 what the owner wrote\n- F1 mine", ["F1 mine"]),
+        (
+            "CHANGES_REQUESTED\n\nThanks, the parser fix works.\n\nThe CLI still exits 0.",
+            ["The CLI still exits 0."],
+        ),
+        ("CHANGES_REQUESTED\n- F1 x\n```\nFAILED test_a - F2 AssertionError\n```", ["F1 x"]),
         (
             "CHANGES_REQUESTED — the parser is wrong\n\nIt drops lines.\nAlways.",
             ["the parser is wrong", "It drops lines. Always."],
@@ -97,3 +118,24 @@ def test_similarity_ignores_order_and_scores_unrelated_lists_low() -> None:
         < 0.5
     )
     assert similarity([], []) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("F1: x", "F1"),
+        ("**F12** (still open) y", "F12"),
+        ("[F3] z", "F3"),
+        ("F1x is a typo", None),
+        ("the F1 key", None),
+        ("f1 lower case", None),
+    ],
+)
+def test_finding_ids(item: str, expected: str | None) -> None:
+    assert finding_id(item) == expected
+
+
+def test_finding_ids_of_a_list_need_every_finding_numbered() -> None:
+    assert finding_ids(["F1 a", "F2: b"]) == frozenset({"F1", "F2"})
+    assert finding_ids(["F1 a", "unnumbered"]) is None
+    assert finding_ids([]) is None

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.judge.markers import Role, find_marker, find_verdict, locate_marker
+from rooms.judge.markers import Role, find_marker, find_verdict, locate_marker, read_marker
 
 # DESIGN §3: the first 12 visible lines. Written out, not imported, so that these tests fail
 # if the parser's own constant drifts.
@@ -34,6 +34,9 @@ ALIASES: list[tuple[Role, str, str | None]] = [
     ("reviewer", "LGTM", "APPROVED"),
     ("reviewer", "lgtm", "APPROVED"),
     ("reviewer", "Lgtm", "APPROVED"),
+    ("reviewer", "aPPROVED", "APPROVED"),
+    ("reviewer", "lgtm 👍", "APPROVED"),  # an emoji after a lower-case alias is fine
+    ("reviewer", "approved!!", "APPROVED"),
     ("reviewer", "DONE", "APPROVED"),
     ("reviewer", "DONE_WITH_CONCERNS", "CHANGES_REQUESTED"),
     ("reviewer", "CHANGES_REQUESTED", "CHANGES_REQUESTED"),
@@ -59,7 +62,7 @@ FORMS: list[tuple[Role, str, str | None]] = [
     ("owner", "__DONE__", "DONE"),
     ("reviewer", "**DONE_WITH_CONCERNS**\nneed follow-up", "CHANGES_REQUESTED"),
     ("owner", "## DONE", "DONE"),
-    ("reviewer", "> APPROVED", "APPROVED"),
+    ("reviewer", "> APPROVED", None),  # a quote is someone else's words
     ("owner", "   DONE", "DONE"),
     ("owner", "DONE\r\nwith windows line ends", "DONE"),
     # VERDICT prefix
@@ -123,9 +126,83 @@ FORMS: list[tuple[Role, str, str | None]] = [
 ]
 
 
-@pytest.mark.parametrize(("role", "text", "expected"), ALIASES + FORMS)
+# The misreadings of issue 8 and their neighbours: quoted markers, qualified or questioned
+# approvals, lower-case aliases in prose, conflicting markers. When in doubt, not approved.
+MISREADINGS: list[tuple[Role, str, str | None]] = [
+    # a reviewer quoting the owner, then asking for changes
+    ("reviewer", "> DONE — all fixed\n\nCHANGES_REQUESTED\n- F1 still fails", "CHANGES_REQUESTED"),
+    ("reviewer", "> DONE\n> APPROVED\nthe owner says so; I have not checked", None),
+    ("reviewer", "   > LGTM", None),
+    ("reviewer", "CHANGES_REQUESTED\n> APPROVED (what the owner claims)", "CHANGES_REQUESTED"),
+    # an arbiter quoting an earlier ruling before its own
+    ("arbiter", "> VERDICT: PROCEED\n\nVERDICT: ESCALATE\nWhich API?", "ESCALATE"),
+    ("arbiter", "> PROCEED\nREVISE — add the test", "REVISE"),
+    # qualified approvals read CHANGES_REQUESTED (reviewer) / ESCALATE (arbiter)
+    ("reviewer", "LGTM except the migration", "CHANGES_REQUESTED"),
+    ("reviewer", "Approved once the CI passes", "CHANGES_REQUESTED"),
+    ("reviewer", "lgtm, but rename the flag", "CHANGES_REQUESTED"),
+    ("reviewer", "APPROVED once the CI passes", "CHANGES_REQUESTED"),
+    ("reviewer", "APPROVED, but the migration is wrong", "CHANGES_REQUESTED"),
+    ("reviewer", "**LGTM** — unless the config loader is still broken", "CHANGES_REQUESTED"),
+    ("reviewer", "LGTM\nexcept the migration test", "CHANGES_REQUESTED"),
+    ("reviewer", "APPROVED — not the migration though", "CHANGES_REQUESTED"),
+    ("arbiter", "PROCEED if the reviewer re-runs the suite", "ESCALATE"),
+    ("arbiter", "VERDICT: PROCEED pending the benchmark", "ESCALATE"),
+    ("owner", "DONE except the docs", "DONE"),  # the owner hands over; the review decides
+    ("reviewer", "LGTM, ship it", "APPROVED"),  # plain approvals stay approvals
+    ("reviewer", "APPROVED — all 14 tests pass", "APPROVED"),
+    # a marker followed by "?" asks, it does not decide
+    ("reviewer", "Approved? Not yet.", None),
+    ("reviewer", "**APPROVED?**", None),
+    ("reviewer", "LGTM ?", None),
+    ("owner", "DONE?", None),
+    ("arbiter", "VERDICT: PROCEED?", None),
+    ("reviewer", "Approved? Not yet.\nCHANGES_REQUESTED", "CHANGES_REQUESTED"),
+    # lower- and mixed-case aliases count only alone on their line
+    ("reviewer", "Approved migrations are missing an index", None),
+    ("reviewer", "lgtm, ship it", None),
+    ("reviewer", "approved by the linter only", None),
+    # conflicting markers in the window
+    (
+        "reviewer",
+        "APPROVED\nthe parser is fine\nCHANGES_REQUESTED\n- not the CLI",
+        "CHANGES_REQUESTED",
+    ),
+    ("reviewer", "CHANGES_REQUESTED\n- F1\nAPPROVED", "CHANGES_REQUESTED"),
+    ("reviewer", "APPROVED\nDONE", "APPROVED"),  # two spellings of one marker agree
+    ("arbiter", "PROCEED\nREVISE — add the test", "ESCALATE"),
+    ("arbiter", "VERDICT: RESET\n\nRESET — start from the spec", "RESET"),
+    ("owner", "BLOCKED\nDONE", "BLOCKED"),  # the owner's first marker stands
+    # underscores: bold with underscores, and what Debian's 3.11.2 `re` misread
+    ("owner", "__DONE__:", "DONE"),
+    ("owner", "DONE_", "DONE"),
+    ("owner", "DONE__ all good", "DONE"),
+    ("reviewer", "__APPROVED__ looks good", "APPROVED"),
+    ("reviewer", "__CHANGES_REQUESTED__", "CHANGES_REQUESTED"),
+    ("owner", "DONE_X9", None),
+    ("owner", "VERDICTDONE", None),
+    ("arbiter", "VERDICT_RESET", None),
+]
+
+
+@pytest.mark.parametrize(("role", "text", "expected"), ALIASES + FORMS + MISREADINGS)
 def test_marker_rules(role: Role, text: str, expected: str | None) -> None:
     assert find_marker(text, role) == expected
+
+
+@pytest.mark.parametrize(
+    ("role", "text", "doubt"),
+    [
+        ("reviewer", "APPROVED\nCHANGES_REQUESTED", "conflicting"),
+        ("reviewer", "LGTM except the migration", "qualified"),
+        ("arbiter", "PROCEED\nESCALATE", "conflicting"),
+        ("arbiter", "PROCEED once the tests pass", "qualified"),
+        ("reviewer", "APPROVED", None),
+        ("owner", "DONE\nBLOCKED", None),
+    ],
+)
+def test_read_marker_says_why_it_doubted(role: Role, text: str, doubt: str | None) -> None:
+    assert read_marker(text, role).doubt == doubt
 
 
 def test_find_verdict_reads_the_arbiter_markers() -> None:
@@ -191,18 +268,101 @@ def marker_line(draw: st.DrawFn) -> tuple[Role, str, str]:
     return role, line, EXPECTED.get(word, word)
 
 
-@given(st.text(), st.sampled_from(ROLES))
-def test_never_raises_on_any_text(text: str, role: Role) -> None:
-    result = find_marker(text, role)
-    assert result is None or isinstance(result, str)
+VOCABULARY = {
+    "owner": {None, "DONE", "NEEDS_CONTEXT", "BLOCKED"},
+    "reviewer": {None, "APPROVED", "CHANGES_REQUESTED", "NEEDS_CONTEXT", "BLOCKED"},
+    "arbiter": {None, "PROCEED", "REVISE", "RESET", "ESCALATE"},
+}
+# Text made of the pieces that matter to the parser, so that generated text often holds
+# markers, fences, quotes and internal blocks rather than only random characters.
+PIECES = [
+    *{w for words in WORDS.values() for w in words},
+    "DONE",
+    "Approved",
+    "lgtm",
+    "VERDICT: ",
+    "**",
+    "__",
+    "```",
+    "~~~",
+    "<internal>",
+    "</internal>",
+    "> ",
+    "# ",
+    "?",
+    " except ",
+    " once ",
+    ".",
+    ",",
+    " ",
+    "\n",
+    "\n\n",
+    "x",
+    "é",
+]
+soup = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+any_text = st.one_of(st.text(), soup)
+
+
+@given(any_text, st.sampled_from(ROLES))
+def test_every_reading_is_in_the_roles_vocabulary(text: str, role: Role) -> None:
+    # No catch-all in the parser: an exception here fails the test.
+    reading = read_marker(text, role)
+    assert reading.marker in VOCABULARY[role]
+    assert set(reading.seen) <= VOCABULARY[role]
+    assert (reading.marker is None) == (reading.first is None)
+
+
+@given(any_text, st.sampled_from(ROLES))
+def test_quoted_text_is_never_read(text: str, role: Role) -> None:
+    lines = text.splitlines() or [""]
+    assert find_marker("\n".join(f"> {line}" for line in lines), role) is None
+
+
+@given(any_text, st.sampled_from(ROLES), st.lists(st.tuples(st.integers(0, 50), soup), max_size=4))
+def test_quoted_lines_inserted_anywhere_change_nothing(
+    text: str, role: Role, inserts: list[tuple[int, str]]
+) -> None:
+    lines = text.splitlines()
+    for position, quote in inserts:
+        lines.insert(min(position, len(lines)), "> " + " ".join(quote.splitlines()))
+    assert read_marker("\n".join(lines), role) == read_marker("\n".join(text.splitlines()), role)
+
+
+@given(any_text, st.integers(0, WINDOW - 1), st.sampled_from(["CHANGES_REQUESTED", "BLOCKED"]))
+def test_an_objection_in_the_window_is_never_read_as_approval(
+    text: str, at: int, objection: str
+) -> None:
+    # Put the objection at visible line `at` (or at the end) of a fence-free, quote-free text.
+    lines = [line for line in text.splitlines() if line.strip()]
+    clean = [line.replace("`", "").replace("~", "").replace("<", "").lstrip("> ") for line in lines]
+    clean.insert(min(at, len(clean)), objection)
+    assert find_marker("\n".join(clean), "reviewer") != "APPROVED"
 
 
 @given(
-    st.text(alphabet=st.sampled_from(list("`~<>/internal DONE*_#:-\n\r\t")), max_size=200),
-    st.sampled_from(ROLES),
+    st.sampled_from(["APPROVED", "LGTM", "DONE", "Approved", "lgtm", "**APPROVED**"]),
+    st.sampled_from(["except", "once", "unless", "but", "if", "pending", "until", "not"]),
+    st.sampled_from([" ", ", ", " — ", ": "]),
+    st.text(alphabet="abc xyz.", max_size=20),
 )
-def test_never_raises_on_markup_soup(text: str, role: Role) -> None:
-    find_marker(text, role)
+def test_a_qualified_approval_is_never_an_approval(
+    word: str, qualifier: str, sep: str, tail: str
+) -> None:
+    line = f"{word}{sep}{qualifier} {tail}"
+    assert find_marker(line, "reviewer") == "CHANGES_REQUESTED"
+    verdict = f"PROCEED{sep}{qualifier} {tail}"
+    assert find_verdict(verdict) == "ESCALATE"
+
+
+@given(marker_line(), st.sampled_from(["?", " ?", "??", "?**", "?!"]), st.text(max_size=20))
+def test_a_marker_followed_by_a_question_mark_is_not_read(
+    marker: tuple[Role, str, str], mark: str, tail: str
+) -> None:
+    role, line, _ = marker
+    word = next(w for w in WORDS[role] if w in line)
+    text = line.replace(word, word + mark, 1) + " ".join(tail.splitlines())
+    assert find_marker(text, role) is None
 
 
 @given(

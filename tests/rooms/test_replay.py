@@ -13,6 +13,7 @@ from rooms.judge.findings import findings, similarity
 from rooms.judge.replay import ReplayRow, format_row, replay
 from rooms.judge.transcript import Transcript, TranscriptError, load_transcript
 from rooms.model import Thresholds
+from tests.rooms.test_markers import MISREADINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -26,6 +27,12 @@ EXPECTED: dict[str, list[tuple[int, str]]] = {
     "blocked": [(2, "blocked")],
     "round_cap": [(11, "round_cap")],
     "ceiling": [(66, "ceiling")],
+    # DESIGN §4 as changed today: a reworded stall on an unchanged tree, caught at its second
+    # unchanged round; the same finding ids reworded; an answered question then fixes (quiet).
+    # (Before today both ran to the round cap at turn 11.)
+    "unchanged": [(5, "unchanged"), (7, "unchanged"), (9, "unchanged"), (11, "unchanged")],
+    "repeated_finding_ids": [(t, "repeated_findings") for t in (5, 7, 9, 11)],
+    "answered_then_fixed": [],
 }
 
 
@@ -262,3 +269,15 @@ def test_a_valid_file_with_a_bom_and_no_turns_loads(tmp_path: Path) -> None:
     t = load_transcript(str(path))
     assert t.task == "nothing happened yet"
     assert t.turns == [] and replay(t) == []
+
+
+@pytest.mark.parametrize(("role", "text", "expected"), MISREADINGS)
+def test_replay_reads_each_misreading_as_the_engine_does(
+    role: str, text: str, expected: str | None
+) -> None:
+    (row,) = replay(transcript((role, text)))
+    if role == "arbiter":
+        # An unreadable or doubtful ruling escalates; it never proceeds.
+        assert (row.marker, row.verdict) == (None, expected or "ESCALATE")
+    else:
+        assert (row.marker, row.verdict) == (expected, None)

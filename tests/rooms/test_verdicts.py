@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rooms.judge.verdicts import (
     RULING_SCHEMA,
     UNREADABLE_QUESTION,
+    check_ruling,
     decision_record,
     parse_ruling,
 )
@@ -89,7 +90,7 @@ def test_invalid_structured_output_falls_back_to_the_text(structured: dict[str, 
 def test_structured_output_is_tidied() -> None:
     ruling = parse_ruling("", {"verdict": " escalate ", "options": ["yes", " ", "no"]})
     assert ruling.verdict == "ESCALATE"
-    assert ruling.question  # an escalation always asks something
+    assert ruling.question == ""  # missing: check_ruling sends it back (see below)
     assert ruling.options == ["yes", "no"]
 
 
@@ -290,3 +291,104 @@ def test_a_long_quoted_turn_is_cut() -> None:
         models={},
     )
     assert "…(cut)" in record and len(record) < 5_000
+
+
+# --- a ruling printed as JSON, rulings in doubt, and checked rulings --------------------------
+
+PRINTED = (
+    '{"verdict": "REVISE", "reasons": "the reviewer is right", "conditions": ["add a test"], '
+    '"new_direction": "", "question": "", "options": [], "references_cited": [], "dissent": ""}'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PRINTED,
+        f"```json\n{PRINTED}\n```",
+        f"```\n{PRINTED}\n```\n",
+        f"<internal>thinking about PROCEED</internal>\n{PRINTED}",
+        '{"verdict": "revise", "conditions": ["add a test"]}',
+    ],
+    ids=["bare", "fenced json", "fenced", "after internal notes", "partial"],
+)
+def test_a_ruling_printed_as_json_is_read_as_that_object(text: str) -> None:
+    ruling = parse_ruling(text, None)
+    assert (ruling.verdict, ruling.readable) == ("REVISE", True)
+    assert ruling.conditions == ["add a test"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"verdict": "CONTINUE", "reasons": "x"}',  # not a verdict
+        '{"verdict": "PROCEED", "conditions": "not a list"}',  # wrong type
+        "[" * 100_000 + "]" * 100_000,  # deep nesting
+        '{"verdict": "PROCEED", "reasons": "' + "x" * 300_000 + '"}',  # far too large
+        '{"verdict": "PROCEED", "reasons": 1e999999}',
+    ],
+    ids=["unknown verdict", "wrong type", "deep", "huge", "huge number"],
+)
+def test_a_bad_json_ruling_escalates(text: str) -> None:
+    ruling = parse_ruling(text, None)
+    assert (ruling.verdict, ruling.readable) == ("ESCALATE", False)
+
+
+def test_json_inside_prose_is_not_a_ruling_object() -> None:
+    # Only an output that is the object is read as one; a quoted object in prose is not.
+    ruling = parse_ruling(f"REVISE\nThe earlier answer was {PRINTED}\n- fix the parser", None)
+    assert ruling.conditions == ["fix the parser"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("PROCEED\nREVISE — add the test", "conflicting verdicts: PROCEED, REVISE"),
+        ("PROCEED once the reviewer re-runs the suite", "made PROCEED conditional"),
+    ],
+)
+def test_a_ruling_in_doubt_escalates_and_says_why(text: str, said: str) -> None:
+    ruling = parse_ruling(text, None)
+    assert (ruling.verdict, ruling.readable) == ("ESCALATE", False)
+    assert said in ruling.question
+
+
+def test_a_quoted_earlier_ruling_is_not_the_ruling() -> None:
+    ruling = parse_ruling(
+        "> VERDICT: PROCEED\n\nVERDICT: ESCALATE\nWhich database should we use?\n"
+        "- sqlite\n- postgres",
+        None,
+    )
+    assert (ruling.verdict, ruling.readable) == ("ESCALATE", True)
+    assert ruling.question == "Which database should we use?"
+
+
+@pytest.mark.parametrize(
+    ("ruling", "problem"),
+    [
+        (Ruling(verdict="PROCEED"), None),
+        (Ruling(verdict="REVISE", conditions=["add a test for parse('')"]), None),
+        (Ruling(verdict="REVISE", reasons="fix it"), "a REVISE needs concrete conditions"),
+        (Ruling(verdict="RESET", new_direction="use the csv module"), None),
+        (Ruling(verdict="RESET", reasons="start over"), "a RESET needs a new direction"),
+        (Ruling(verdict="ESCALATE", question="Which DB?", options=["a", "b"]), None),
+        (Ruling(verdict="ESCALATE", question="Which?", options=list("abcd")), None),
+        (Ruling(verdict="ESCALATE", options=["a", "b"]), "an ESCALATE needs the question"),
+        (Ruling(verdict="ESCALATE", question="Which?", options=["a"]), "2 to 4 options"),
+        (Ruling(verdict="ESCALATE", question="Which?", options=list("abcde")), "(it gave 5)"),
+        (Ruling(verdict="ESCALATE", readable=False), None),  # unreadable: escalates as it is
+    ],
+)
+def test_check_ruling(ruling: Ruling, problem: str | None) -> None:
+    found = check_ruling(ruling)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
+
+
+def test_text_rulings_are_checked_for_what_they_lack() -> None:
+    assert check_ruling(parse_ruling("REVISE\nThe reviewer is right.", None)) is not None
+    assert check_ruling(parse_ruling("RESET", None)) is not None
+    assert check_ruling(parse_ruling("ESCALATE\nPeople decide.", None)) is not None
+    assert check_ruling(parse_ruling("ESCALATE\nShip now?\n- yes\n- no", None)) is None
