@@ -1,7 +1,8 @@
 """The driver of one task: claim its lease, then run turns until a person must act or it closes.
 
 One step = status → actor (rooms.pair.states.ACTOR) → prompt from the store → one run → one atomic
-change (the turn's output, usage, firing, verdict, posts and the transition together). Lost races
+change (the turn's output, usage, firing, verdict, posts and the transition together). A person's
+pending `arbitrate` is taken between turns (rooms.pair.summons). Lost races
 never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's output on
 the turn (marked interrupted) and re-reads the task. On taking over a task, turns left running by
 a dead engine are marked interrupted and run again.
@@ -14,6 +15,7 @@ import logging
 
 from prompts import load_prompt
 from rooms.context import Ctx
+from rooms.decisions import complete_records
 from rooms.history import History, load
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
@@ -21,7 +23,8 @@ from rooms.pair.arbitration import after_arbiter_turn
 from rooms.pair.outcomes import failure_change, post
 from rooms.pair.prompting import build_prompt
 from rooms.pair.rounds import after_finalize, after_work_turn
-from rooms.pair.states import ACTOR
+from rooms.pair.states import ACTOR, SUMMONABLE
+from rooms.pair.summons import summon_change
 from rooms.records import Change
 from rooms.turns import RunOutcome, build_spec, effective_thresholds, run_turn
 from rooms.workspace import tree_hash
@@ -54,6 +57,13 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
                 return
+            if task.summon is not None and task.status in SUMMONABLE:
+                # A person called the arbiter: taken before the next turn starts.
+                change = summon_change(task, room, policy, now=ctx.now(), owner=ctx.engine_id)
+                if await ctx.store.apply(change) is not None:
+                    await complete_records(ctx, task.id)
+                ctx.wake_outbox()
+                continue
             await step(ctx, task, room, policy)
     finally:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
@@ -111,9 +121,16 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
+        if run.interrupted:
+            reason = ctx.stop_reasons.pop(task.id, "it was stopped")
+            await _keep(ctx, task, turn, run, reason)
+            return
         change = await _decide(ctx, task, turn, run, room, policy, tree_before)
-        if await ctx.store.apply(change) is None:
+        applied = await ctx.store.apply(change)
+        if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
+        elif change.verdict is not None or applied.status in ("closed", "waiting_human"):
+            await complete_records(ctx, task.id)  # a ruling's cycle ended or moved on
         ctx.wake_outbox()
     except asyncio.CancelledError:
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")

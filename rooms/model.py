@@ -163,6 +163,16 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class Summon(Record):
+    """A person's call for the arbiter (`arbitrate [now] [note]`), pending on the task until the
+    driver acts on it: after the running turn (or at once with `now`, which stops that turn)."""
+
+    by: str
+    note: str = ""
+    now: bool = False
+    at: float
+
+
 class Task(Record):
     id: int
     room: str  # RoomRef.key
@@ -177,6 +187,7 @@ class Task(Record):
     updated_at: float
     tokens: int = 0
     cost_usd: float = 0.0
+    summon: Summon | None = None  # a pending `arbitrate` request, if any
 
 
 class Turn(Record):

@@ -1,10 +1,12 @@
 """What an arbiter's turn leads to (DESIGN §5).
 
 The ruling is parsed (structured output first, the text as fallback; unreadable escalates, it
-never proceeds), stored with its reasons and the firing that led to it, written as a Markdown
-decision record under `data_dir`, posted, and applied: PROCEED → the reviewer re-checks;
-REVISE → the owner, with the conditions at the top of its next prompt; RESET → the owner, on a
-fresh session, with the new direction; ESCALATE → the humans. A ruling resets the round count.
+never proceeds), checked (an incomplete one goes back to a fresh arbiter turn once, naming what
+it lacks; a second escalates: rooms.judge.sendback), stored with its reasons and the firing that
+led to it, written as a Markdown decision record under `data_dir`, posted, and applied:
+PROCEED → the reviewer re-checks; REVISE → the owner, with the conditions at the top of its next
+prompt; RESET → the owner, on a fresh session, with the new direction; ESCALATE → the humans. A
+ruling resets the round count.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
 from rooms.pair.outcomes import post, turn_end
@@ -36,9 +40,17 @@ async def after_arbiter_turn(
     owner: str,
     data_dir: str | None,
 ) -> Change:
-    ruling = parse_ruling(run.output, run.structured)
+    parsed = parse_ruling(run.output, run.structured)
+    earlier = earlier_send_back(history.turns, turn.seq)
+    checked = check_answer(parsed, run.output, sent_back_before=earlier)
+    if checked.ruling is None:
+        assert checked.problem is not None
+        return _send_back(task, turn, run, room, parsed, checked.problem, now=now, owner=owner)
+    ruling = checked.ruling
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
+    if earlier is not None:
+        reason += f"\n\nA first ruling was sent back ({earlier})."
     record_path, record_error = await _write_record(
         task, turn, ruling, reason, history, policy, data_dir
     )
@@ -66,6 +78,34 @@ async def after_arbiter_turn(
             options=tuple(ruling.options),
         )
     return change
+
+
+def _send_back(
+    task: Task,
+    turn: Turn,
+    run: RunOutcome,
+    room: RoomRef,
+    ruling: Ruling,
+    problem: str,
+    *,
+    now: float,
+    owner: str,
+) -> Change:
+    """Not applied, not counted: the turn is kept with what it lacked, and a fresh arbiter turn
+    is asked again (its prompt names the problem)."""
+    end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=send_back_note(problem))
+    note = f"⚖️ The arbiter's {ruling.verdict} cannot be applied: {problem}. Asking it once more."
+    return Change(
+        task.id,
+        now,
+        expect_version=task.version,
+        expect_lease=owner,
+        turn=end,
+        event="sent_back",
+        failures="reset",
+        # Only the note is posted: the incomplete ruling is not one to act on (it is stored).
+        outbox=[post(room, turn, note, key="sent_back", persona="tribunal")],
+    )
 
 
 def render(ruling: Ruling, record_path: str | None, record_error: str | None) -> str:

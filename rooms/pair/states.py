@@ -11,11 +11,13 @@ from rooms.model import Status
 # Events: the marker or verdict a turn produced, or what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
-#   arbiter:   PROCEED, REVISE, RESET, ESCALATE
-#   human:     answer, approve, reject, stop
+#   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again)
+#   human:     answer, approve, reject, stop, summoned (`arbitrate`), summon_capped (past the cap)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
 TRANSITIONS: dict[Status, dict[str, Status]] = {
     "owner_turn": {
+        "summoned": "arbitration",
+        "summon_capped": "waiting_human",
         "DONE": "review_turn",
         "BLOCKED": "arbitration",
         "NEEDS_CONTEXT": "arbitration",
@@ -25,6 +27,8 @@ TRANSITIONS: dict[Status, dict[str, Status]] = {
         "stop": "closed",
     },
     "review_turn": {
+        "summoned": "arbitration",
+        "summon_capped": "waiting_human",
         "APPROVED": "finalize",
         "CHANGES_REQUESTED": "owner_turn",
         "BLOCKED": "arbitration",
@@ -39,6 +43,7 @@ TRANSITIONS: dict[Status, dict[str, Status]] = {
         "REVISE": "owner_turn",
         "RESET": "owner_turn",
         "ESCALATE": "waiting_human",
+        "sent_back": "arbitration",
         "ceiling": "waiting_human",
         "failed": "waiting_human",
         "stop": "closed",
@@ -52,11 +57,17 @@ TRANSITIONS: dict[Status, dict[str, Status]] = {
     "finalize": {
         "closed": "closed",
         "changed": "review_turn",
+        "summoned": "arbitration",
+        "summon_capped": "waiting_human",
         "failed": "waiting_human",
         "stop": "closed",
     },
     "closed": {},
 }
+
+# Where a person's `arbitrate` is taken (rooms.pair.summons): a pair at work, or an owner
+# wrapping up approved work.
+SUMMONABLE: tuple[Status, ...] = ("owner_turn", "review_turn", "finalize")
 
 # Who acts in each status: the role of the next turn, or None when nobody runs.
 ACTOR: dict[Status, str | None] = {

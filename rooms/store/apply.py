@@ -11,7 +11,7 @@ import json
 import aiosqlite
 
 from rooms.model import Task
-from rooms.pair.states import next_status
+from rooms.pair.states import SUMMONABLE, next_status
 from rooms.records import Change
 from rooms.store.rows import Abort, enqueue, load_task, one, record_event
 
@@ -69,6 +69,8 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
         if cursor.rowcount != 1:
             raise Abort  # answered or closed meanwhile: a stale answer changes nothing
 
+    if c.summon is not None:
+        await _request_summon(db, task, c)
     if c.event is not None:
         await _transition(db, task, c)
     await _counters(db, c)
@@ -157,12 +159,28 @@ async def _transition(db: aiosqlite.Connection, task: Task, c: Change) -> None:
         await db.execute(
             "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
         )
+    if new in ("waiting_human", "closed") or (task.status == "arbitration" and new != task.status):
+        # A pending `arbitrate` is answered by the ruling that ends an arbitration, and moot
+        # once the task waits for a person or closes.
+        await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
     if task.status == "waiting_human" or new == "closed":
         # The question is moot once the task moves on: a later click on it is stale.
         await db.execute(
             "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
             (c.task_id,),
         )
+
+
+async def _request_summon(db: aiosqlite.Connection, task: Task, c: Change) -> None:
+    assert c.summon is not None
+    if task.status not in SUMMONABLE:
+        raise Abort  # it moved on meanwhile (e.g. to the arbiter): the caller re-reads
+    cursor = await db.execute(
+        "UPDATE tasks SET summon=? WHERE id=? AND summon IS NULL",
+        (c.summon.model_dump_json(), c.task_id),
+    )
+    if cursor.rowcount != 1:
+        raise Abort  # one is pending already: the caller re-reads and says so
 
 
 async def _counters(db: aiosqlite.Connection, c: Change) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import aiosqlite
 
-from rooms.model import Action, Card, RoomRef, Task, Turn
+from rooms.model import Action, Card, RoomRef, Summon, Task, Turn
 from rooms.records import Escalation, OutboxDraft, OutboxRow
 
 
@@ -92,6 +92,7 @@ def to_task(r: aiosqlite.Row) -> Task:
         updated_at=r["updated_at"],
         tokens=r["tokens"],
         cost_usd=r["cost_usd"],
+        summon=Summon.model_validate_json(r["summon"]) if r["summon"] else None,
     )
 
 
@@ -125,6 +126,7 @@ def to_escalation(r: aiosqlite.Row) -> Escalation:
         answer=r["answer"],
         answered_by=r["answered_by"],
         created_at=r["created_at"],
+        answered_at=r["answered_at"],
     )
 
 

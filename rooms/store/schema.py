@@ -170,6 +170,11 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE outbox ADD COLUMN private_to TEXT",
         "ALTER TABLE outbox ADD COLUMN in_reply_to TEXT",
     ],
+    [
+        # 3: a person's pending `arbitrate` request (model.Summon as JSON), cleared when the
+        # arbiter rules on it or the task waits for a person or closes.
+        "ALTER TABLE tasks ADD COLUMN summon TEXT CHECK (summon IS NULL OR json_valid(summon))",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)
