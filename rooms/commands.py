@@ -19,10 +19,13 @@ from collections.abc import Callable
 from rooms.context import Ctx
 from rooms.decisions import complete_records
 from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
-from rooms.pair.summons import acknowledgement, not_summonable
+from rooms.protocol import Protocol
+from rooms.protocols import DEFAULT, by_command, protocol_for
 from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.status import status_text
+from rooms.summons import acknowledgement, not_summonable
 
 COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
@@ -106,7 +109,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
         return await _stop(ctx, inbound, task, cancel)
     if command in ("approve", "reject"):
-        if task is None or escalation is None or task.status != "waiting_human":
+        if task is None or escalation is None or task.status != WAITING_HUMAN:
             return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
         if not may_answer(policy, user):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
@@ -130,8 +133,11 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             return True  # chatter in a room without a task is not for us
         if not rest:
             return await _reply(ctx, inbound, policy, HELP)
-        return await _open(ctx, inbound, policy, rest)
-    if task.status == "waiting_human" and escalation is not None:
+        protocol, text = _kind(rest)
+        if not text:
+            return await _reply(ctx, inbound, policy, HELP)
+        return await _open(ctx, inbound, policy, text, protocol)
+    if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         applied = await answer(
@@ -160,16 +166,19 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     return changed is not None
 
 
-async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> bool:
+def _kind(text: str) -> tuple[Protocol, str]:
+    """The protocol a new task runs: the one whose command word starts the text (`arena …`),
+    else the default pair; and the task's text without that word."""
+    first, _, after = text.partition(" ")
+    chosen = by_command(first.lstrip("/").rstrip(".,:;!?").lower())
+    if chosen is None:
+        return protocol_for(DEFAULT), text
+    return chosen, after.strip()
+
+
+async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind: Protocol) -> bool:
     key = f"event:{inbound.event_id}" if inbound.event_id else f"open:{uuid.uuid4().hex}"
-    ack = OutboxDraft(
-        key=key,
-        room=inbound.room,
-        text=(
-            f"📋 Task opened by {inbound.user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it."
-        ),
-    )
+    ack = OutboxDraft(key=key, room=inbound.room, text=kind.opened_text(inbound.user))
     task = await ctx.store.open_task(
         inbound.room,
         policy.name,
@@ -178,6 +187,7 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         ctx.now(),
         event_id=inbound.event_id or None,
         outbox=[ack],
+        protocol=kind.name,
     )
     if task is None:
         return False  # another message opened a task first (or this event was handled)
@@ -193,7 +203,7 @@ async def _arbitrate(
     escalation: Escalation | None,
     after: str,
 ) -> bool:
-    why = not_summonable(task, escalation)
+    why = not_summonable(task, protocol_for(task.protocol) if task else None, escalation)
     if why is not None:
         return await _reply(ctx, inbound, policy, why)
     assert task is not None
@@ -226,7 +236,7 @@ async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
             task.id,
             ctx.now(),
             expect_version=task.version,
-            event="stop",
+            event=STOP,
             event_id=inbound.event_id or None,
             outbox=[
                 OutboxDraft(
@@ -277,7 +287,7 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         escalation is None
         or task is None
         or escalation.status != "open"
-        or task.status != "waiting_human"
+        or task.status != WAITING_HUMAN
         or task.room != inbound.room.key
     ):
         return await _reply(ctx, inbound, policy, stale_reply(value), private=True)

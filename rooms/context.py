@@ -6,9 +6,12 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rooms.ports import Clock, Platform, Policies, Runner
-from rooms.store import Store
+
+if TYPE_CHECKING:  # the store checks moves against the protocols, which use this context
+    from rooms.store import Store
 
 
 @dataclass

@@ -1,11 +1,16 @@
-"""The driver of one task: claim its lease, then run turns until a person must act or it closes.
+"""The driver of one task, for any protocol: claim its lease, then run turns until nobody acts
+(a person must, or the task closed).
 
-One step = status → actor (rooms.pair.states.ACTOR) → prompt from the store → one run → one atomic
-change (the turn's output, usage, firing, verdict, posts and the transition together). A person's
-pending `arbitrate` is taken between turns (rooms.pair.summons). Lost races
-never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's output on
-the turn (marked interrupted) and re-reads the task. On taking over a task, turns left running by
-a dead engine are marked interrupted and run again.
+One step = read the task, its room and its history once (a `Step`) → the task's protocol says how
+the next turn begins → the turn is recorded as running → the protocol's run spec → one run → the
+human messages read again (people may write while an agent works) → the protocol's `Change` (the
+turn's output, usage, firing, verdict, posts and the transition together) → applied atomically.
+A person's pending `arbitrate` is taken between turns, by a protocol that has a judge to call
+(rooms.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
+Decision records are completed after each change that ends or moves a ruling's cycle on.
+Lost races never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's
+output on the turn (marked interrupted) and re-reads the task. On taking over a task, turns left
+running by a dead engine are marked interrupted and run again.
 """
 
 from __future__ import annotations
@@ -13,31 +18,33 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from prompts import load_prompt
 from rooms.context import Ctx
 from rooms.decisions import complete_records
-from rooms.history import History, load
-from rooms.judge.verdicts import RULING_SCHEMA
+from rooms.history import load
+from rooms.machine import CLOSED, WAITING_HUMAN
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.pair.arbitration import after_arbiter_turn
-from rooms.pair.outcomes import failure_change, post
-from rooms.pair.prompting import build_prompt
-from rooms.pair.rounds import after_finalize, after_work_turn
-from rooms.pair.states import ACTOR, SUMMONABLE
-from rooms.pair.summons import summon_change
+from rooms.outputs import post
+from rooms.protocol import Protocol, Step
+from rooms.protocols import protocol_for
 from rooms.records import Change
-from rooms.turns import RunOutcome, build_spec, effective_thresholds, run_turn
-from rooms.workspace import tree_hash
-from runners.protocol import RunSpec
+from rooms.summons import Summonable, accepts
+from rooms.turns import RunOutcome, effective_thresholds, run_turn
 
 log = logging.getLogger(__name__)
 CONFIG = "config"  # error code of a turn that could not be started (e.g. a bad prompt override)
 
 
+def _acts(task: Task | None) -> Protocol | None:
+    """The task's protocol when someone acts in its status; None: nothing to drive."""
+    if task is None:
+        return None
+    protocol = protocol_for(task.protocol)
+    return protocol if protocol.table.actor(task.status) is not None else None
+
+
 async def drive(ctx: Ctx, task_id: int) -> None:
     while True:
-        task = await ctx.store.task(task_id)
-        if task is None or ACTOR[task.status] is None:
+        if _acts(await ctx.store.task(task_id)) is None:
             return
         if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
             break
@@ -46,7 +53,8 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await _recover(ctx, task_id)
         while True:
             task = await ctx.store.task(task_id)
-            if task is None or ACTOR[task.status] is None:
+            protocol = _acts(task)
+            if task is None or protocol is None:
                 return
             if not await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
                 return  # taken over: the other engine drives it now
@@ -57,14 +65,10 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
                 return
-            if task.summon is not None and task.status in SUMMONABLE:
-                # A person called the arbiter: taken before the next turn starts.
-                change = summon_change(task, room, policy, now=ctx.now(), owner=ctx.engine_id)
-                if await ctx.store.apply(change) is not None:
-                    await complete_records(ctx, task.id)
-                ctx.wake_outbox()
+            if task.summon is not None and accepts(protocol, task.status):
+                await _summon(ctx, protocol, task, room, policy)
                 continue
-            await step(ctx, task, room, policy)
+            await step(ctx, protocol, task, room, policy)
     finally:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
@@ -93,19 +97,41 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ctx.wake_outbox()
 
 
-async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None:
-    role = ACTOR[task.status]
-    assert role is not None
-    history = await load(ctx.store, task.id)
-    resume = history.session_for(role)
-    tree_before = await _approved_tree(history, policy) if task.status == "finalize" else None
+async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Step:
+    return Step(
+        task=task,
+        room=room,
+        policy=policy,
+        history=await load(ctx.store, task.id),
+        limits=effective_thresholds(policy.thresholds, task.grants),
+        now=ctx.now(),
+        owner=ctx.engine_id,
+        data_dir=ctx.data_dir,
+    )
+
+
+async def _summon(
+    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
+) -> None:
+    assert isinstance(protocol, Summonable)
+    change = await protocol.summon(await _read(ctx, task, room, policy))
+    if await ctx.store.apply(change) is not None:
+        await complete_records(ctx, task.id)  # past the cap, the last ruling's cycle goes on
+    ctx.wake_outbox()
+
+
+async def step(
+    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
+) -> None:
+    before = await _read(ctx, task, room, policy)
+    start = await protocol.begin(before)
     turn = await ctx.store.begin_turn(
         task,
-        role,
+        start.role,
         ctx.engine_id,
         ctx.now(),
-        tree_before=tree_before,
-        resumed_from=resume,
+        tree_before=start.tree_before,
+        resumed_from=start.resume,
         wall=ctx.wall(),
     )
     if turn is None:
@@ -113,7 +139,7 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
     run = RunOutcome()
     try:
         try:
-            spec = await _spec(ctx, task, turn, policy, history, resume)
+            spec = await protocol.spec(before, turn)
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
@@ -121,15 +147,16 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
-        if run.interrupted:
-            reason = ctx.stop_reasons.pop(task.id, "it was stopped")
-            await _keep(ctx, task, turn, run, reason)
+        if run.interrupted:  # `arbitrate now`: the driver goes on to the summon
+            await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
             return
-        change = await _decide(ctx, task, turn, run, room, policy, tree_before)
+        # Read the human messages again: people may have written while the turn ran.
+        messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
+        change = await protocol.decide(before.after(turn, messages, ctx.now()), turn, run)
         applied = await ctx.store.apply(change)
         if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
-        elif change.verdict is not None or applied.status in ("closed", "waiting_human"):
+        elif change.verdict is not None or applied.status in (CLOSED, WAITING_HUMAN):
             await complete_records(ctx, task.id)  # a ruling's cycle ended or moved on
         ctx.wake_outbox()
     except asyncio.CancelledError:
@@ -138,86 +165,8 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         raise
 
 
-async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
-    """The workspace the reviewer approved: the wrap-up is compared with it, not with the
-    workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
-    still send the work back to review."""
-    for turn in reversed(history.done):
-        if turn.role == "reviewer" and turn.marker == "APPROVED":
-            if turn.tree is not None:
-                return turn.tree
-            break
-    return await tree_hash(policy.workspace)
-
-
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:
     """Mark the turn interrupted, keeping whatever output it produced."""
     await ctx.store.interrupt_turns(
         task.id, f"interrupted: {reason}", ctx.now(), output=run.output, turn_id=turn.id
-    )
-
-
-async def _spec(
-    ctx: Ctx, task: Task, turn: Turn, policy: GroupPolicy, history: History, resume: str | None
-) -> RunSpec:
-    cause = history.last_acted_firing()
-    prompt = build_prompt(
-        task,
-        task.status,
-        turn.role,
-        history,
-        policy,
-        reason=cause.firing.reason if cause else "",
-    )
-    extras = await ctx.store.task_extras(task.id)
-    limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
-    budget_left = max(limits.max_cost_usd - task.cost_usd, 0.01)
-    return build_spec(
-        task,
-        turn,
-        policy,
-        prompt=prompt,
-        system_prompt=load_prompt(turn.role, policy.prompt_overrides),
-        resume=resume,
-        output_schema=RULING_SCHEMA if turn.role == "arbiter" else None,
-        budget_left_usd=budget_left,
-    )
-
-
-async def _decide(
-    ctx: Ctx,
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    tree_before: str | None,
-) -> Change:
-    now, owner = ctx.now(), ctx.engine_id
-    if run.failed:
-        extras = await ctx.store.task_extras(task.id)
-        return failure_change(
-            task,
-            turn,
-            run,
-            room,
-            policy,
-            now=now,
-            failures_before=int(extras.get("failures", 0)),
-            owner=owner,
-        )
-    # Read the history again: human messages may have arrived while the turn ran.
-    history = await load(ctx.store, task.id)
-    if task.status == "arbitration":
-        return await after_arbiter_turn(
-            task, turn, run, room, policy, history, now=now, owner=owner, data_dir=ctx.data_dir
-        )
-    if task.status == "finalize":
-        return await after_finalize(
-            task, turn, run, room, policy, tree_before=tree_before, now=now, owner=owner
-        )
-    extras = await ctx.store.task_extras(task.id)
-    limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
-    return await after_work_turn(
-        task, turn, run, room, policy, history, limits, now=now, owner=owner
     )

@@ -20,32 +20,25 @@ from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
-from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
-from rooms.pair.outcomes import post, turn_end
+from rooms.model import GroupPolicy, Ruling, Task, Turn
+from rooms.outputs import post, turn_end
+from rooms.pair.states import SENT_BACK
+from rooms.protocol import Step
 from rooms.records import Change, VerdictDraft
 from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
 
 
-async def after_arbiter_turn(
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    history: History,
-    *,
-    now: float,
-    owner: str,
-    data_dir: str | None,
-) -> Change:
+async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
+    task, room, policy, history = step.task, step.room, step.policy, step.history
+    now, owner, data_dir = step.now, step.owner, step.data_dir
     parsed = parse_ruling(run.output, run.structured)
     earlier = earlier_send_back(history.turns, turn.seq)
     checked = check_answer(parsed, run.output, sent_back_before=earlier)
     if checked.ruling is None:
         assert checked.problem is not None
-        return _send_back(task, turn, run, room, parsed, checked.problem, now=now, owner=owner)
+        return _send_back(step, turn, run, parsed, checked.problem)
     ruling = checked.ruling
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
@@ -80,31 +73,22 @@ async def after_arbiter_turn(
     return change
 
 
-def _send_back(
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    ruling: Ruling,
-    problem: str,
-    *,
-    now: float,
-    owner: str,
-) -> Change:
+def _send_back(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, problem: str) -> Change:
     """Not applied, not counted: the turn is kept with what it lacked, and a fresh arbiter turn
     is asked again (its prompt names the problem)."""
+    now = step.now
     end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=send_back_note(problem))
     note = f"⚖️ The arbiter's {ruling.verdict} cannot be applied: {problem}. Asking it once more."
     return Change(
-        task.id,
+        step.task.id,
         now,
-        expect_version=task.version,
-        expect_lease=owner,
+        expect_version=step.task.version,
+        expect_lease=step.owner,
         turn=end,
-        event="sent_back",
+        event=SENT_BACK,
         failures="reset",
         # Only the note is posted: the incomplete ruling is not one to act on (it is stored).
-        outbox=[post(room, turn, note, key="sent_back", persona="tribunal")],
+        outbox=[post(step.room, turn, note, key="sent_back", persona="tribunal")],
     )
 
 

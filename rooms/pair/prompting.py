@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from rooms.history import History
 from rooms.judge.sendback import earlier_send_back, resend_prompt
-from rooms.model import GroupPolicy, Status, Summon, Task, Turn
+from rooms.model import GroupPolicy, Summon, Task, Turn
+from rooms.pair.states import FINALIZE
 from rooms.records import VerdictRow
 
 _MARKERS = {
@@ -43,7 +44,7 @@ def _bounded(text: str, limit: int, what: str) -> str:
 
 
 def build_prompt(
-    task: Task, phase: Status, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
+    task: Task, phase: str, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
 ) -> str:
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
@@ -101,10 +102,8 @@ def _summoned(summon: Summon) -> str:
     """A person's `arbitrate` note: their words, quoted like every person's text."""
     lines = [f"## A person called you: {_one_line(summon.by)}"]
     if summon.note.strip():
-        lines += [
-            "They asked you to look at:",
-            quoted(_bounded(summon.note, HUMAN_TEXT_LIMIT, "the note")),
-        ]
+        note = _bounded(summon.note, HUMAN_TEXT_LIMIT, "the note")
+        lines += ["They asked you to look at:", quoted(note)]
     else:
         lines.append("They gave no note: judge the pair's last turns.")
     return "\n".join(lines)
@@ -149,8 +148,8 @@ def _quote(turn: Turn) -> str:
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 
 
-def _your_turn(phase: Status, role: str) -> list[str]:
-    if phase == "finalize":
+def _your_turn(phase: str, role: str) -> list[str]:
+    if phase == FINALIZE:
         return [
             "## Your turn: wrap up",
             "The reviewer approved the work. Finish it: tidy up, make sure it is complete, and "

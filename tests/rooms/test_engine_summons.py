@@ -10,9 +10,12 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
+from rooms import protocols
 from rooms.model import GroupPolicy, Thresholds
+from rooms.protocols import register
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.runner import Reply, Script, hang, say
+from tests.rooms.relay_protocol import RELAY
 from tests.rooms.test_engine_arbitration import BLOCKED, ruling
 
 NOTE = "look at the migration: it drops the users table"
@@ -155,7 +158,7 @@ async def test_arbitrate_while_waiting_for_a_person_or_the_arbiter_explains(tmp_
         await kit.say("@tribunal add integration tests")
         await kit.runner.wait_calls(2)
         await kit.say("@tribunal arbitrate")
-        await said(kit, "The arbiter is already ruling on task #1")
+        await said(kit, "Task #1 is with the arbiter right now, so the arbiter is not called again")
         gate.set()
         await kit.settle()
         await kit.say("@tribunal arbitrate now")
@@ -239,3 +242,22 @@ async def test_a_summon_at_the_cap_of_zero_goes_straight_to_the_people(tmp_path:
         await said(kit, "are used, so the arbiter is not called again; now the task waits")
         assert (await kit.task()).status == "waiting_human"
         assert kit.roles() == ["owner"]
+
+
+async def test_a_protocol_without_an_arbiter_says_so_and_stores_nothing(tmp_path: Path) -> None:
+    register(RELAY)
+    try:
+        gate = asyncio.Event()
+        script: Script = {"left": [say("one", gate=gate)], "right": ["STOP"]}
+        async with engine_kit(tmp_path, script) as kit:
+            await kit.say("@tribunal relay count")
+            await kit.runner.wait_calls(1)
+            await kit.say("@tribunal arbitrate now")
+            await said(kit, "Task #1 (relay) has no arbiter to call.")
+            assert (await kit.task()).summon is None
+            gate.set()
+            await kit.settle()
+            assert kit.roles() == ["left", "right"]  # nothing stopped, nothing called
+            assert await kit.store.firings(1) == []
+    finally:
+        protocols.unregister(RELAY.name)
