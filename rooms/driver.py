@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from rooms.context import Ctx
 from rooms.decisions import complete_records
@@ -152,7 +153,11 @@ async def step(
             return
         # Read the human messages again: people may have written while the turn ran.
         messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
-        change = await protocol.decide(before.after(turn, messages, ctx.now()), turn, run)
+        after = before.after(turn, messages, ctx.now())
+        fresh = await ctx.store.task(task.id)  # a person may have called the arbiter meanwhile
+        if fresh is not None and fresh.summon != task.summon:
+            after = replace(after, task=task.model_copy(update={"summon": fresh.summon}))
+        change = await protocol.decide(after, turn, run)
         applied = await ctx.store.apply(change)
         if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")

@@ -202,3 +202,4 @@ class Change:
     # A person's `arbitrate` request, stored without a version bump (the running turn goes on);
     # lost (None from apply) when one is pending already.
     summon: Summon | None = None
+    take_summon: bool = False  # the pending summon is acted on here (e.g. past the cap)

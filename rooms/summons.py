@@ -3,7 +3,8 @@
 Anyone in the room may call the arbiter; only approvers decide what follows (an ESCALATE waits
 for them as any other). The request is stored on the task (`Task.summon`) without moving it, so
 the running turn finishes and is recorded as usual (with `now` it is stopped and marked
-interrupted); then the driver asks the task's protocol to act on it before another turn starts:
+interrupted); then the driver asks the task's protocol to act on it before another turn starts
+(a request that arrives while the task then waits for a person stays pending until it goes on):
 the pair sends the task to arbitration with a `summoned` firing naming who asked and their note
 or, when the arbitrations allowed for the task are used, to the people (rooms.pair.summons). A
 summon counts toward that cap like any arbitration, and one ruling answers it, even when a

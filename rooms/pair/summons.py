@@ -26,6 +26,7 @@ def summon_change(step: Step) -> Change:
     if capped(task, policy):
         limit = policy.thresholds.max_arbitrations
         change.event = states.SUMMON_CAPPED
+        change.take_summon = True  # answered by the people, not again after their answer
         change.escalation = ask(
             task,
             room,

@@ -76,9 +76,10 @@ async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> T
         await _request_summon(db, task, c, tables(task.protocol))
     if c.event is not None:
         await _transition(db, task, c, tables(task.protocol))
-    if c.verdict is not None:
+    if c.verdict is not None or c.take_summon:
         # A ruling answers a pending `arbitrate`, also one made while a detector's arbitration
-        # was under way (its note reached that arbiter's prompt).
+        # was under way (its note reached that arbiter's prompt). One that waits out a question
+        # to the people stays pending: the arbiter rules once the task goes on.
         await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
     await _counters(db, c)
     for draft in c.outbox:
@@ -171,8 +172,7 @@ async def _transition(db: aiosqlite.Connection, task: Task, c: Change, table: St
         await db.execute(
             "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
         )
-    if new in (WAITING_HUMAN, CLOSED):
-        # A pending `arbitrate` is moot once the task waits for a person or closes.
+    if new == CLOSED:  # a pending `arbitrate` is moot once the task is closed
         await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
     if task.status == WAITING_HUMAN or new == CLOSED:
         # The question is moot once the task moves on: a later click on it is stale.

@@ -14,7 +14,7 @@ from rooms import protocols
 from rooms.model import GroupPolicy, Thresholds
 from rooms.protocols import register
 from tests.fakes.engine_kit import Kit, engine_kit
-from tests.fakes.runner import Reply, Script, hang, say
+from tests.fakes.runner import Reply, Script, fail, hang, say
 from tests.rooms.relay_protocol import RELAY
 from tests.rooms.test_engine_arbitration import BLOCKED, ruling
 
@@ -48,6 +48,8 @@ async def test_arbitrate_while_a_turn_runs_waits_for_it_then_calls_the_arbiter(
         await kit.say(f"@tribunal arbitrate {NOTE}", user="carol")  # carol is no approver
         assert (await kit.task()).summon is not None
         assert kit.roles() == ["owner"]  # nothing stopped: the owner's turn goes on
+        status = await kit.engine.status_text(kit.room)
+        assert "Arbiter called by carol: it rules when the running turn ends." in status
         gate.set()
         await kit.settle()
 
@@ -261,3 +263,56 @@ async def test_a_protocol_without_an_arbiter_says_so_and_stores_nothing(tmp_path
             assert await kit.store.firings(1) == []
     finally:
         protocols.unregister(RELAY.name)
+
+
+async def test_arbitrate_during_the_wrap_up_is_ruled_before_the_task_closes(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    script: Script = {
+        "owner": ["DONE\nbuilt", say("DONE\nwrapped", gate=gate), "DONE\nwrapped again"],
+        "reviewer": ["APPROVED", "APPROVED\nre-checked with the ruling"],
+        "arbiter": [ruling("PROCEED", reasons="the approval stands; the reviewer confirms")],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build it")
+        await kit.runner.wait_calls(3)  # the wrap-up runs
+        await kit.say("@tribunal arbitrate the approval missed the docs", user="carol")
+        gate.set()
+        await kit.settle()
+        assert kit.roles() == ["owner", "reviewer", "owner", "arbiter", "reviewer", "owner"]
+        assert "> the approval missed the docs" in kit.runner.calls[3].prompt
+        task = await kit.task()
+        assert (task.status, task.arbitrations, task.summon) == ("closed", 1, None)
+        closing = [t for t in kit.platform.texts() if "is done and closed" in t]
+        assert len(closing) == 1  # only after the second wrap-up
+
+
+async def test_a_summon_waits_out_a_question_to_the_people_then_the_arbiter_rules(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    script: Script = {
+        "owner": [
+            fail("crashed", "boom"),
+            Reply(error="boom again", error_code="crashed", gate=gate),
+            "DONE\nworks now",
+            "DONE\nwrapped",
+        ],
+        "arbiter": [ruling("PROCEED", reasons="fine")],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build it")
+        await kit.runner.wait_calls(2)
+        await kit.say("@tribunal arbitrate it keeps crashing", user="carol")
+        gate.set()
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "waiting_human"  # the second failure asks the people first
+        assert task.summon is not None and task.summon.by == "carol"  # still pending
+        await kit.click("approve", await kit.escalation_id(), user="boss")
+        await kit.settle()
+        assert kit.roles() == ["owner", "owner", "arbiter", "reviewer", "owner"]
+        assert "> it keeps crashing" in kit.runner.calls[2].prompt
+        assert (await kit.task()).status == "closed"
