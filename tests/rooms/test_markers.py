@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from rooms.judge.markers import Role, find_marker, find_verdict, locate_marker, read_marker
@@ -407,8 +407,6 @@ def test_a_marker_after_up_to_eleven_visible_lines_is_read(
     assert find_marker(text, role) == expected
 
 
-# Drawing 12+ filtered prose lines is slow on a loaded machine; the examples are what matter.
-@settings(suppress_health_check=[HealthCheck.too_slow])
 @given(marker_line(), st.lists(prose_line, min_size=WINDOW, max_size=WINDOW + 5))
 def test_a_marker_at_visible_line_thirteen_or_later_is_not_read(
     marker: tuple[Role, str, str], lines: list[str]
