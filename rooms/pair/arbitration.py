@@ -20,11 +20,13 @@ from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
+from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
 from rooms.pair.states import SENT_BACK
 from rooms.protocol import Step
-from rooms.records import Change, VerdictDraft
+from rooms.records import Change, FiringDraft, VerdictDraft
+from rooms.summons import firing as summon_firing
 from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
@@ -60,6 +62,10 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         failures="reset",
         outbox=[post(room, turn, render(ruling, record_path, record_error))],
     )
+    if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
+        # A person called the arbiter while a detector's arbitration was on its way: this
+        # ruling answers both; who asked is stored with it (the detector's firing led here).
+        change.firing = FiringDraft(summon_firing(task.summon), turn.id, acted=False)
     if ruling.verdict == "ESCALATE":
         change.escalation = ask(
             task,

@@ -316,3 +316,30 @@ async def test_a_summon_waits_out_a_question_to_the_people_then_the_arbiter_rule
         assert kit.roles() == ["owner", "owner", "arbiter", "reviewer", "owner"]
         assert "> it keeps crashing" in kit.runner.calls[2].prompt
         assert (await kit.task()).status == "closed"
+
+
+async def test_a_summon_made_before_a_detector_fires_is_answered_by_that_ruling(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    script: Script = {
+        "owner": [say(BLOCKED, gate=gate), "DONE\nmocked", "DONE\nok"],
+        "arbiter": [ruling("REVISE", conditions=["mock the API"])],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal add integration tests")
+        await kit.runner.wait_calls(1)
+        await kit.say("@tribunal arbitrate they need a mock", user="carol")
+        gate.set()
+        await kit.settle()
+        assert kit.roles().count("arbiter") == 1  # one ruling answers the detector and carol
+        assert "> they need a mock" in kit.runner.calls[1].prompt
+        blocked, summoned = await kit.store.firings(1)
+        assert (blocked.firing.detector, blocked.acted) == ("blocked", True)
+        assert (summoned.firing.detector, summoned.acted) == ("summoned", False)
+        assert summoned.firing.extra["by"] == "carol"
+        [verdict] = await kit.store.verdicts(1)
+        assert verdict.firing_id == blocked.id
+        task = await kit.task()
+        assert (task.status, task.arbitrations, task.summon) == ("closed", 1, None)
