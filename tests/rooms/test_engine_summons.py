@@ -343,3 +343,27 @@ async def test_a_summon_made_before_a_detector_fires_is_answered_by_that_ruling(
         assert verdict.firing_id == blocked.id
         task = await kit.task()
         assert (task.status, task.arbitrations, task.summon) == ("closed", 1, None)
+
+
+async def test_a_redelivered_arbitrate_is_taken_once_and_a_bots_is_ignored(
+    tmp_path: Path,
+) -> None:
+    gate = asyncio.Event()
+    script: Script = {
+        "owner": [say("DONE\nx", gate=gate), "DONE\nok"],
+        "arbiter": [ruling("PROCEED", reasons="fine")],
+        "reviewer": ["APPROVED", "APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build it")
+        await kit.runner.wait_calls(1)
+        await kit.say("@tribunal arbitrate", user="ci-bot", from_bot=True)
+        assert (await kit.task()).summon is None  # bots never call the arbiter
+        await kit.say("@tribunal arbitrate", user="carol", event_id="ev-same")
+        await kit.say("@tribunal arbitrate", user="carol", event_id="ev-same")
+        gate.set()
+        await kit.settle()
+        assert kit.roles().count("arbiter") == 1
+        acks = [t for t in kit.platform.texts() if "carol called the arbiter on task #1" in t]
+        already = [t for t in kit.platform.texts() if "already called" in t]
+        assert (len(acks), already) == (1, [])
