@@ -1,0 +1,352 @@
+"""The Slack adapter (DESIGN §7): slack-bolt's AsyncApp in, slack_sdk's Web API out.
+
+In: `app_mention` and `message` events and clicks on our buttons become `Inbound` events for
+`Engine.handle`. Each is acknowledged at once and handled in a task of its own, so Slack gets its
+answer well within 3 s whatever the engine does. Who may do what is the engine's business, never
+ours: a click is passed on as it came, and a refusal comes back as an outbound message.
+
+Out: `deliver` posts each `Outbound` in its room's thread under the role's persona
+(`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
+ephemeral message; `edit_of` becomes `chat.update`, paced by `EditPacer`. Rate limits (429 with
+Retry-After) and server errors are retried by slack_sdk's retry handlers; what still fails raises,
+and the outbox tries again later. A message handed again with an outbox id already posted by this
+process is not posted again.
+
+Socket Mode (an app token) is the default; HTTP mode serves `/slack/events` with bolt's
+signature check (bad or stale signatures get 401 and are not handled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.render import escalation_id
+from bot.slack.blocks import (
+    ACTION_PREFIX,
+    content_args,
+    decided_blocks,
+    decided_card,
+    needs_file,
+    persona,
+    pieces,
+    post_args,
+)
+from bot.slack.edits import EditPacer, PacingClock
+from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
+from bot.slack.text import to_mrkdwn
+from rooms.model import Inbound, Outbound
+from rooms.records import Escalation
+
+if TYPE_CHECKING:
+    from rooms.engine import Engine
+
+log = logging.getLogger(__name__)
+EVENTS_PATH = "/slack/events"
+DEFAULT_API_URL = "https://slack.com/api/"
+_REMEMBERED = 10_000  # outbox ids whose delivery this process remembers
+Mode = Literal["socket", "http"]
+
+
+def make_client(
+    token: str,
+    api_url: str | None = None,
+    *,
+    rate_limit_retries: int = 3,
+    server_error_retries: int = 2,
+    backoff_s: float = 0.5,
+) -> AsyncWebClient:
+    """The Web API client: every call to `api_url` (SLACK_API_URL), rate limits (429, after
+    Retry-After) and server errors (500, 503, with backoff) retried before a call fails."""
+    base = (api_url or DEFAULT_API_URL).rstrip("/") + "/"
+    interval = BackoffRetryIntervalCalculator(backoff_factor=backoff_s)
+    handlers: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(interval_calculator=interval),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+        AsyncServerErrorRetryHandler(
+            max_retry_count=server_error_retries, interval_calculator=interval
+        ),
+    ]
+    return AsyncWebClient(token=token, base_url=base, retry_handlers=handlers)
+
+
+@dataclass
+class _Partial:
+    """How far a multi-part post got, so a retry continues instead of posting twice."""
+
+    head: str | None = None
+    posted: int = 0
+    filed: bool = False
+
+
+@dataclass
+class SlackAdapter:
+    client: AsyncWebClient
+    mode: Mode = "socket"
+    app_token: str | None = None
+    signing_secret: str | None = None
+    http_port: int = 3000
+    http_host: str = "0.0.0.0"
+    clock: PacingClock | None = None
+    wall: Callable[[], float] = time.time  # when a decision is shown as made
+    app: AsyncApp = field(init=False)
+    bound_port: int | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.mode == "socket" and not self.app_token:
+            raise ValueError("Socket Mode needs an app token (SLACK_APP_TOKEN)")
+        if self.mode == "http" and not self.signing_secret:
+            raise ValueError("HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)")
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=self.signing_secret or "",
+            request_verification_enabled=self.mode == "http",
+            # Our listeners only hand the event to a task of ours, so running them before the
+            # ack costs nothing and keeps the order of events as Slack sent them.
+            process_before_response=True,
+        )
+        self.app.event("app_mention")(self._on_mention)
+        self.app.event("message")(self._on_message)
+        self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(self._on_action)
+        self.pacer = EditPacer(self._update, self.clock)
+        self._engine: Engine | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+        self._http: web.AppRunner | None = None
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._delivered: OrderedDict[int, str | None] = OrderedDict()
+        self._partial: dict[int, _Partial] = {}
+        self._cards: dict[int, str] = {}
+        self._room_locks: dict[
+            str, tuple[asyncio.Lock, int]
+        ] = {}  # escalation id → ts of its card, as posted here
+
+    @property
+    def platform(self) -> str:
+        return PLATFORM
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, engine: Engine) -> None:
+        self._engine = engine
+        if self.mode == "socket":
+            self._socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+            return
+        self._http = web.AppRunner(self.app.web_app(path=EVENTS_PATH, port=self.http_port))
+        await self._http.setup()
+        site = web.TCPSite(self._http, self.http_host, self.http_port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
+        log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+            self._socket = None
+        if self._http is not None:
+            await self._http.cleanup()
+            self._http = None
+        await self.drain()
+        await self.pacer.close()
+        self._engine = None
+
+    async def drain(self) -> None:
+        """Wait until every event received so far has been handled by the engine."""
+        while self._inflight:
+            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+
+    # -- inbound ---------------------------------------------------------------------------------
+
+    async def _on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        self._hand_over(message_inbound(event, context.bot_user_id, mention=True))
+
+    async def _on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        self._hand_over(message_inbound(event, context.bot_user_id))
+
+    async def _on_action(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        card_ts = (body.get("container") or {}).get("message_ts")
+        self._hand_over(action_inbound(body), card_ts if isinstance(card_ts, str) else None)
+
+    def _hand_over(self, inbound: Inbound | None, card_ts: str | None = None) -> None:
+        engine = self._engine
+        if inbound is None or engine is None:
+            return
+        if inbound.from_bot:
+            return  # the engine would drop it too; no need to look at the store for it
+        self._spawn(self._handle(engine, inbound, card_ts), inbound.event_id)
+
+    async def _handle(self, engine: Engine, inbound: Inbound, card_ts: str | None) -> None:
+        """Hand the event to the engine. When it decided the room's open question (a click or
+        an approver's reply), the question's card is updated in place: who decided what and
+        when, without buttons. Whether it decided is read from the store, never guessed here."""
+        store = engine.ctx.store
+        # One event per room at a time, so "this event decided it" is true of one event only
+        # when two clicks race (the engine itself would take just one of them either way).
+        async with self._room_lock(inbound.room.key):
+            task = await store.open_task_in(inbound.room)
+            before = await store.open_escalation(task.id) if task is not None else None
+            await engine.handle(inbound)
+            if before is None:
+                return
+            after = await store.escalation(before.id)
+        if after is None or after.status == "open" or after.answered_by != inbound.user:
+            return  # nothing decided, or someone else's answer won (theirs updates the card)
+        await self._show_decided(inbound, after, card_ts)
+
+    async def _show_decided(
+        self, inbound: Inbound, decided: Escalation, card_ts: str | None
+    ) -> None:
+        """The card of a decided escalation: the clicked one, or the one this process posted
+        (after a restart, a decision by reply leaves the old card; its buttons answer stale)."""
+        ts = self._cards.pop(decided.id, None)
+        if inbound.action is not None and inbound.action_value == str(decided.id) and card_ts:
+            ts = card_ts
+        if ts is None:
+            log.info("slack: card of escalation %s not known here; left as it is", decided.id)
+            return
+        at = self.wall()
+        try:
+            await self.client.chat_update(
+                channel=inbound.room.channel,
+                ts=ts,
+                text=decided_card(decided, at).title,
+                blocks=decided_blocks(decided, at),
+            )
+        except SlackApiError as exc:  # the decision stands; only its display is late
+            log.warning("slack: could not update the card of escalation %s: %s", decided.id, exc)
+
+    @contextlib.asynccontextmanager
+    async def _room_lock(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
+        self._room_locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._room_locks[key]
+            if users <= 1:
+                del self._room_locks[key]
+            else:
+                self._room_locks[key] = (lock, users - 1)
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=f"slack-inbound-{name}")
+        self._inflight.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._inflight.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("slack: handling %s failed", task.get_name(), exc_info=task.exception())
+
+    # -- outbound --------------------------------------------------------------------------------
+
+    async def deliver(self, message: Outbound) -> str | None:
+        if message.outbox_id and message.outbox_id in self._delivered:
+            return self._delivered[message.outbox_id]  # handed again: already in Slack
+        if message.edit_of is not None:
+            await self.pacer.edit(message)
+            delivered: str | None = message.edit_of
+        elif message.private_to is not None:
+            delivered = await self._ephemeral(message, message.private_to)
+        else:
+            delivered = await self._post(message)
+        if message.outbox_id:
+            self._remember(message.outbox_id, delivered)
+        return delivered
+
+    def _remember(self, outbox_id: int, delivered: str | None) -> None:
+        self._partial.pop(outbox_id, None)
+        self._delivered[outbox_id] = delivered
+        while len(self._delivered) > _REMEMBERED:
+            self._delivered.popitem(last=False)
+
+    async def _post(self, message: Outbound) -> str:
+        ts = await self._post_parts(message)
+        escalation = escalation_id(message.actions)
+        if escalation is not None and escalation.isdigit():
+            self._cards[int(escalation)] = ts
+        return ts
+
+    async def _post_parts(self, message: Outbound) -> str:
+        if message.card is not None:
+            return await self._post_one(message, message.text, last=True)
+        parts = pieces(message.text)
+        partial = _Partial()
+        if message.outbox_id:
+            partial = self._partial.setdefault(message.outbox_id, partial)
+        if needs_file(parts):
+            head = parts[0].rstrip("\n") + (
+                f"\n\n_(… {len(message.text):,} characters in all: the whole text is in the file "
+                "below.)_"
+            )
+            if partial.head is None:
+                partial.head = await self._post_one(message, head, last=True)
+            if not partial.filed:
+                await self._upload(message)
+                partial.filed = True
+            return partial.head
+        for index in range(partial.posted, len(parts)):
+            ts = await self._post_one(message, parts[index], last=index == len(parts) - 1)
+            partial.head = partial.head or ts
+            partial.posted = index + 1
+        assert partial.head is not None
+        return partial.head
+
+    async def _post_one(self, message: Outbound, piece: str, *, last: bool) -> str:
+        response = await self.client.chat_postMessage(**post_args(message, piece, last=last))
+        ts = str(response["ts"])
+        self.pacer.posted(message.room.channel, ts)
+        return ts
+
+    async def _upload(self, message: Outbound) -> None:
+        name = f"{message.persona}-{message.outbox_id or 'message'}.md"
+        await self.client.files_upload_v2(
+            channel=message.room.channel,
+            thread_ts=message.room.thread,
+            content=message.text,
+            filename=name,
+            title=f"{persona(message.persona).username}: the whole text",
+        )
+
+    async def _ephemeral(self, message: Outbound, user: str) -> str | None:
+        who = persona(message.persona)
+        response = await self.client.chat_postEphemeral(
+            channel=message.room.channel,
+            user=user,
+            thread_ts=message.room.thread,
+            text=to_mrkdwn(pieces(message.text)[0]),
+            username=who.username,
+            icon_emoji=who.icon_emoji,
+        )
+        ts = response.get("message_ts")
+        return None if ts is None else f"ephemeral:{ts}"  # nobody can edit an ephemeral message
+
+    async def _update(self, message: Outbound) -> None:
+        assert message.edit_of is not None
+        args = content_args(message, pieces(message.text)[0])
+        args.setdefault("blocks", [])  # an update without blocks removes the old ones (buttons)
+        await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)
