@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rooms.context import Ctx
-from rooms.model import Action, GroupPolicy, RoomRef, Task
+from rooms.model import Action, Card, GroupPolicy, RoomRef, Task
 from rooms.records import (
     AnswerDraft,
     Change,
@@ -48,10 +48,22 @@ def ask(
             f"an answer. {_who(policy)}"
         )
         value = str(escalation_id)
+        sections = [("Question", question)]
+        if reason:
+            sections.append(("Why", reason))
+        if options:
+            sections.append(("Options", "\n".join(f"{n}. {o}" for n, o in enumerate(options, 1))))
+        card = Card(
+            kind="escalation",
+            title=f"❓ Task #{task.id} needs a decision",
+            sections=tuple(sections),
+            footer=f"Approve lets the owner continue, Reject closes the task. {_who(policy)}",
+        )
         return OutboxDraft(
             key=f"escalation:{escalation_id}",
             room=room,
             text="\n".join(lines),
+            card=card,
             actions=(
                 Action("approve", "Approve", value, "primary"),
                 Action("reject", "Reject", value, "danger"),

@@ -64,8 +64,20 @@ async def test_a_task_from_mention_to_escalation_to_approval_to_closed(tmp_path:
         assert progress and progress[0].username == "Tribunal · owner"
         assert progress[0].updates, "the progress message was never edited"
         assert "owner" in progress[0].text  # the last edit says how the turn ended
-        # The escalation: the question and its Approve / Reject buttons.
+        # The ruling is a card under the arbiter's persona: verdict, reasons, question, options
+        # and where the decision record is.
+        [ruling_card] = [m for m in posts if m.blocks and "Ruling: ESCALATE" in m.shown()]
+        assert ruling_card.username == "Tribunal · arbiter" and ruling_card.buttons() == []
+        assert ruling_card.blocks[0]["type"] == "header"
+        shown = ruling_card.shown()
+        assert "*Reasons*\nreasons for ESCALATE" in shown
+        assert "*Question*\nMay the owner use the production key?" in shown
+        assert "1. yes\n2. no, use a mock" in shown
+        assert "Decision record: `" in shown and "task-1-turn-2.md" in shown
+        # The escalation: a card with the question and its Approve / Reject buttons.
         [card] = [m for m in posts if m.buttons()]
+        assert card.blocks[0]["text"]["text"] == "❓ Task #1 needs a decision"
+        assert card.username == "Tribunal"
         value = card.buttons()[0]["value"]
         assert "May the owner use the production key?" in card.shown()
         assert [b["action_id"] for b in card.buttons()] == ["tribunal_approve", "tribunal_reject"]
