@@ -112,6 +112,9 @@ class Outbound:
     # that user alone (Slack ephemeral, Discord ephemeral follow-up); others post it normally.
     private_to: str | None = None
     in_reply_to: str | None = None  # the Inbound.event_id this answers (Discord interactions)
+    # Which delivery of the outbox row this is: above 1, an earlier one may have reached the
+    # platform before the process died, so a platform that can look (Slack) checks first.
+    attempt: int = 1
 
 
 @dataclass(frozen=True)

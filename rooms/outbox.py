@@ -111,6 +111,7 @@ class Deliverer:
             card=row.card,
             private_to=row.private_to,
             in_reply_to=row.in_reply_to,
+            attempt=row.attempts + 1,  # `row` was read before its claim counted this one
         )
         try:
             message_id = await self.ctx.platform.deliver(message)

@@ -9,8 +9,8 @@ Out: `deliver` posts each `Outbound` in its room's thread under the role's perso
 (`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
 ephemeral message; `edit_of` becomes `chat.update`, paced by `EditPacer`. Rate limits (429 with
 Retry-After) and server errors are retried by slack_sdk's retry handlers; what still fails raises,
-and the outbox tries again later. A message handed again with an outbox id already posted by this
-process is not posted again.
+and the outbox tries again later. A message handed again is not posted again (bot/slack/posting.py:
+the outbox id is in each post's metadata and read back after a restart).
 
 Socket Mode (an app token) is the default; HTTP mode serves `/slack/events` with bolt's
 signature check (bad or stale signatures get 401 and are not handled).
@@ -23,15 +23,15 @@ import contextlib
 import logging
 import re
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
@@ -41,20 +41,11 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.render import escalation_id
-from bot.slack.blocks import (
-    ACTION_PREFIX,
-    content_args,
-    decided_blocks,
-    decided_card,
-    needs_file,
-    persona,
-    pieces,
-    post_args,
-)
+from bot.settings_sections import SettingsError
+from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, decided_card, pieces
 from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
-from bot.slack.text import to_mrkdwn
+from bot.slack.posting import Poster
 from rooms.model import Inbound, Outbound
 from rooms.records import Escalation
 
@@ -64,7 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
-_REMEMBERED = 10_000  # outbox ids whose delivery this process remembers
 Mode = Literal["socket", "http"]
 
 
@@ -90,13 +80,8 @@ def make_client(
     return AsyncWebClient(token=token, base_url=base, retry_handlers=handlers)
 
 
-@dataclass
-class _Partial:
-    """How far a multi-part post got, so a retry continues instead of posting twice."""
-
-    head: str | None = None
-    posted: int = 0
-    filed: bool = False
+class SlackUnavailable(SettingsError):
+    """The token was refused or the Web API could not be reached when the adapter started."""
 
 
 @dataclass
@@ -129,16 +114,12 @@ class SlackAdapter:
         self.app.event("message")(self._on_message)
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(self._on_action)
         self.pacer = EditPacer(self._update, self.clock)
+        self.poster = Poster(self.client, self.pacer.posted)
         self._engine: Engine | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._http: web.AppRunner | None = None
         self._inflight: set[asyncio.Task[None]] = set()
-        self._delivered: OrderedDict[int, str | None] = OrderedDict()
-        self._partial: dict[int, _Partial] = {}
-        self._cards: dict[int, str] = {}
-        self._room_locks: dict[
-            str, tuple[asyncio.Lock, int]
-        ] = {}  # escalation id → ts of its card, as posted here
+        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # room key → lock, users
 
     @property
     def platform(self) -> str:
@@ -147,6 +128,17 @@ class SlackAdapter:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self, engine: Engine) -> None:
+        """Check the token (auth.test: a clear error now rather than a silent bot), then
+        connect: Socket Mode, or the HTTP listener."""
+        try:
+            me = await self.client.auth_test()
+        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
+            raise SlackUnavailable(
+                [f"slack: the Web API at {self.client.base_url} refused or failed auth.test: {exc}"]
+            ) from exc
+        self.poster.own = frozenset(
+            str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
+        )
         self._engine = engine
         if self.mode == "socket":
             self._socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
@@ -202,16 +194,14 @@ class SlackAdapter:
         """Hand the event to the engine. When it decided the room's open question (a click or
         an approver's reply), the question's card is updated in place: who decided what and
         when, without buttons. Whether it decided is read from the store, never guessed here."""
-        store = engine.ctx.store
         # One event per room at a time, so "this event decided it" is true of one event only
         # when two clicks race (the engine itself would take just one of them either way).
         async with self._room_lock(inbound.room.key):
-            task = await store.open_task_in(inbound.room)
-            before = await store.open_escalation(task.id) if task is not None else None
+            before = await engine.open_escalation(inbound.room)
             await engine.handle(inbound)
             if before is None:
                 return
-            after = await store.escalation(before.id)
+            after = await engine.escalation(before.id)
         if after is None or after.status == "open" or after.answered_by != inbound.user:
             return  # nothing decided, or someone else's answer won (theirs updates the card)
         await self._show_decided(inbound, after, card_ts)
@@ -221,9 +211,16 @@ class SlackAdapter:
     ) -> None:
         """The card of a decided escalation: the clicked one, or the one this process posted
         (after a restart, a decision by reply leaves the old card; its buttons answer stale)."""
-        ts = self._cards.pop(decided.id, None)
+        ts: str | None = None
         if inbound.action is not None and inbound.action_value == str(decided.id) and card_ts:
             ts = card_ts
+        try:
+            ts = ts or await self.poster.card_of(
+                inbound.room.channel, inbound.room.thread, decided.id
+            )
+        except SlackApiError as exc:
+            log.warning("slack: could not look up the card of escalation %s: %s", decided.id, exc)
+        self.poster.cards.pop(decided.id, None)
         if ts is None:
             log.info("slack: card of escalation %s not known here; left as it is", decided.id)
             return
@@ -265,85 +262,18 @@ class SlackAdapter:
     # -- outbound --------------------------------------------------------------------------------
 
     async def deliver(self, message: Outbound) -> str | None:
-        if message.outbox_id and message.outbox_id in self._delivered:
-            return self._delivered[message.outbox_id]  # handed again: already in Slack
+        known, delivered = self.poster.known(message.outbox_id)
+        if known:
+            return delivered  # handed again: already in Slack
         if message.edit_of is not None:
             await self.pacer.edit(message)
-            delivered: str | None = message.edit_of
+            delivered = message.edit_of
         elif message.private_to is not None:
-            delivered = await self._ephemeral(message, message.private_to)
+            delivered = await self.poster.ephemeral(message, message.private_to)
         else:
-            delivered = await self._post(message)
-        if message.outbox_id:
-            self._remember(message.outbox_id, delivered)
+            delivered = await self.poster.post(message)
+        self.poster.remember(message.outbox_id, delivered)
         return delivered
-
-    def _remember(self, outbox_id: int, delivered: str | None) -> None:
-        self._partial.pop(outbox_id, None)
-        self._delivered[outbox_id] = delivered
-        while len(self._delivered) > _REMEMBERED:
-            self._delivered.popitem(last=False)
-
-    async def _post(self, message: Outbound) -> str:
-        ts = await self._post_parts(message)
-        escalation = escalation_id(message.actions)
-        if escalation is not None and escalation.isdigit():
-            self._cards[int(escalation)] = ts
-        return ts
-
-    async def _post_parts(self, message: Outbound) -> str:
-        if message.card is not None:
-            return await self._post_one(message, message.text, last=True)
-        parts = pieces(message.text)
-        partial = _Partial()
-        if message.outbox_id:
-            partial = self._partial.setdefault(message.outbox_id, partial)
-        if needs_file(parts):
-            head = parts[0].rstrip("\n") + (
-                f"\n\n_(… {len(message.text):,} characters in all: the whole text is in the file "
-                "below.)_"
-            )
-            if partial.head is None:
-                partial.head = await self._post_one(message, head, last=True)
-            if not partial.filed:
-                await self._upload(message)
-                partial.filed = True
-            return partial.head
-        for index in range(partial.posted, len(parts)):
-            ts = await self._post_one(message, parts[index], last=index == len(parts) - 1)
-            partial.head = partial.head or ts
-            partial.posted = index + 1
-        assert partial.head is not None
-        return partial.head
-
-    async def _post_one(self, message: Outbound, piece: str, *, last: bool) -> str:
-        response = await self.client.chat_postMessage(**post_args(message, piece, last=last))
-        ts = str(response["ts"])
-        self.pacer.posted(message.room.channel, ts)
-        return ts
-
-    async def _upload(self, message: Outbound) -> None:
-        name = f"{message.persona}-{message.outbox_id or 'message'}.md"
-        await self.client.files_upload_v2(
-            channel=message.room.channel,
-            thread_ts=message.room.thread,
-            content=message.text,
-            filename=name,
-            title=f"{persona(message.persona).username}: the whole text",
-        )
-
-    async def _ephemeral(self, message: Outbound, user: str) -> str | None:
-        who = persona(message.persona)
-        response = await self.client.chat_postEphemeral(
-            channel=message.room.channel,
-            user=user,
-            thread_ts=message.room.thread,
-            text=to_mrkdwn(pieces(message.text)[0]),
-            username=who.username,
-            icon_emoji=who.icon_emoji,
-        )
-        ts = response.get("message_ts")
-        return None if ts is None else f"ephemeral:{ts}"  # nobody can edit an ephemeral message
 
     async def _update(self, message: Outbound) -> None:
         assert message.edit_of is not None

@@ -1,9 +1,12 @@
 """A fake Slack on loopback for the real slack_sdk / slack-bolt clients (integrations.md §2).
 
 One aiohttp server on an ephemeral port plays three parts of Slack:
-- the Web API at `/api/<method>`: auth.test, chat.postMessage / update / postEphemeral, the
-  three steps of files_upload_v2, apps.connections.open; every call is recorded, and messages
-  are kept per ts so tests read the thread as a person would see it;
+- the Web API at `/api/<method>`: auth.test (with the granted scopes in `x-oauth-scopes`),
+  chat.postMessage (with metadata) / update / postEphemeral, conversations.replies (a thread,
+  paged, with metadata), the three steps of files_upload_v2 (getUploadURLExternal, the upload,
+  completeUploadExternal, which shares a file message in the thread),
+  apps.connections.open; every call is recorded, and messages are kept per ts so tests read
+  the thread as a person would see it;
 - the Socket Mode websocket at `/link`: sends `hello`, then every envelope a test pushes, and
   records the client's acks;
 - failures on demand: `fail("chat.postMessage", status=429, retry_after=0, times=2)`.
@@ -27,6 +30,8 @@ from urllib.parse import parse_qs
 from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestServer
 from slack_sdk.signature import SignatureVerifier
+
+from bot.slack.manifest import bot_scopes
 
 BOT_TOKEN = "xoxb-test-token"
 APP_TOKEN = "xapp-1-test-token"
@@ -52,6 +57,24 @@ class Message:
     username: str | None
     icon_emoji: str | None
     updates: list[dict[str, Any]] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+    files: list[dict[str, Any]] = field(default_factory=list)
+    user: str = BOT_USER
+    bot_id: str | None = BOT_ID
+
+    def as_slack(self) -> dict[str, Any]:
+        """The message as conversations.replies returns it."""
+        out: dict[str, Any] = {"type": "message", "ts": self.ts, "text": self.text}
+        out.update({"user": self.user, "blocks": self.blocks})
+        if self.bot_id:
+            out["bot_id"] = self.bot_id
+        if self.thread_ts:
+            out["thread_ts"] = self.thread_ts
+        if self.metadata:
+            out["metadata"] = self.metadata
+        if self.files:
+            out["files"] = self.files
+        return out
 
     def buttons(self) -> list[dict[str, Any]]:
         return [e for b in self.blocks if b.get("type") == "actions" for e in b["elements"]]
@@ -87,6 +110,12 @@ class FakeSlack:
         self.acks: list[dict[str, Any]] = []
         self.failures: list[Failure] = []
         self._uploads: dict[str, bytes] = {}
+        self._names: dict[str, str] = {}  # file id → filename given to getUploadURLExternal
+        self.roots: set[str] = set()  # thread parents people posted (not made by the fake)
+        # Called with each message right after Slack stored it, before the answer goes back
+        # (the SIGKILL test kills the bot there).
+        self.on_post: Callable[[Message], None] | None = None
+        self.scopes: list[str] = list(bot_scopes())  # granted to the bot token (x-oauth-scopes)
         self._ts = itertools.count(1)
         self._envelopes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Condition()
@@ -151,6 +180,7 @@ class FakeSlack:
     def app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/link", self._link)
         return app
@@ -172,7 +202,12 @@ class FakeSlack:
             expected = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
             if token != expected:
                 return web.json_response({"ok": False, "error": "invalid_auth"})
-            return web.json_response(self._answer(method, params))
+            scopes = (
+                {"x-oauth-scopes": ",".join(self.scopes)}
+                if method != "apps.connections.open"
+                else {}
+            )
+            return web.json_response(self._answer(method, params), headers=scopes)
         finally:
             async with self._changed:
                 self._changed.notify_all()
@@ -206,7 +241,10 @@ class FakeSlack:
                 blocks=_json(params.get("blocks")) or [],
                 username=params.get("username"),
                 icon_emoji=params.get("icon_emoji"),
+                metadata=_json(params.get("metadata")),
             )
+            if self.on_post is not None:
+                self.on_post(self.messages[ts])
             return {"ok": True, "channel": params["channel"], "ts": ts}
         if method == "chat.update":
             message = self.messages.get(params.get("ts", ""))
@@ -221,24 +259,65 @@ class FakeSlack:
         if method == "chat.postEphemeral":
             self.ephemerals.append(params)
             return {"ok": True, "message_ts": f"1800000{next(self._ts):03d}.000100"}
+        if method == "conversations.replies":
+            return self._replies(params)
         if method == "files.getUploadURLExternal":
+            if not params.get("filename") or not str(params.get("length", "")).isdigit():
+                return {"ok": False, "error": "invalid_arguments"}
             file_id = f"F{next(self._ts)}"
+            self._names[file_id] = params["filename"]
             return {"ok": True, "file_id": file_id, "upload_url": f"{self.url}upload/{file_id}"}
         if method == "files.completeUploadExternal":
             files = _json(params.get("files")) or []
             for item in files:
+                name = self._names.get(item["id"], "")
                 self.files.append(
                     {
                         **item,
+                        "name": name,
                         "content": self._uploads.get(item["id"], b"").decode(),
                         "channel": params.get("channel_id"),
                         "thread_ts": params.get("thread_ts"),
                     }
                 )
+                # Shared in the thread: a file message, as a person sees it.
+                if params.get("channel_id"):
+                    ts = f"1700000{next(self._ts):03d}.000100"
+                    self.messages[ts] = Message(
+                        channel=params["channel_id"],
+                        ts=ts,
+                        thread_ts=params.get("thread_ts"),
+                        text="",
+                        blocks=[],
+                        username=None,
+                        icon_emoji=None,
+                        files=[{"id": item["id"], "name": name, "title": item.get("title")}],
+                    )
             return {"ok": True, "files": [{"id": f["id"], "title": f.get("title")} for f in files]}
         if method == "apps.connections.open":
             return {"ok": True, "url": self.url.replace("http", "ws", 1) + "link"}
         return {"ok": True}
+
+    def _replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A thread: its parent (if posted here) and replies, oldest first, `limit` a page."""
+        channel, ts = params.get("channel"), params.get("ts")
+        thread = [
+            m
+            for m in self.messages.values()
+            if m.channel == channel and (m.ts == ts or m.thread_ts == ts)
+        ]
+        if not thread and ts not in self.roots:
+            return {"ok": False, "error": "thread_not_found"}
+        start = int(params.get("cursor") or 0)
+        limit = int(params.get("limit") or 100)
+        page = thread[start : start + limit]
+        more = start + limit < len(thread)
+        return {
+            "ok": True,
+            "messages": [m.as_slack() for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     async def _upload(self, request: web.Request) -> web.Response:
         self._uploads[request.match_info["file_id"]] = await request.read()

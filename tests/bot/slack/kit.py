@@ -87,6 +87,7 @@ class SlackKit:
     async def send_event(
         self, event: dict[str, Any], *, retry_num: int | None = None, event_id: str | None = None
     ) -> int:
+        self.fake.roots.add(str(event.get("ts")))  # Slack holds the message it tells us about
         body = json.dumps(event_body(event, event_id=event_id or f"Ev{next(self._events)}"))
         return await self.post(body, signed_headers(body, retry_num=retry_num))
 

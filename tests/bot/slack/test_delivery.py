@@ -40,7 +40,8 @@ async def test_a_30000_character_output_is_an_opening_part_plus_the_whole_text_a
     text = long_output(30_000)
     async with adapter_on_fake() as (fake, adapter):
         ts = await adapter.deliver(Outbound(ROOM, text, persona="reviewer", outbox_id=7))
-        [post] = fake.messages.values()
+        [post, shared] = fake.messages.values()  # the opening part, then the file in the thread
+        assert shared.files and shared.thread_ts == ROOM.thread
         assert ts == post.ts and post.thread_ts == ROOM.thread
         assert post.username == "Tribunal · reviewer"
         assert len(post.text) < PIECE_LIMIT + 200
@@ -53,7 +54,7 @@ async def test_a_30000_character_output_is_an_opening_part_plus_the_whole_text_a
         assert (upload["channel"], upload["thread_ts"]) == ("C1", ROOM.thread)
         # Handed again by the outbox (say the mark was lost): nothing new in Slack.
         assert await adapter.deliver(Outbound(ROOM, text, persona="reviewer", outbox_id=7)) == ts
-        assert len(fake.messages) == 1 and len(fake.files) == 1
+        assert len(fake.messages) == 2 and len(fake.files) == 1
 
 
 async def test_a_few_pieces_are_posted_in_order_on_line_and_fence_boundaries() -> None:

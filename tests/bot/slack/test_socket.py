@@ -19,7 +19,7 @@ async def test_a_task_through_socket_mode(tmp_path: Path) -> None:
     }
     async with slack_kit(tmp_path, script, mode="socket") as kit:
         fake = kit.fake
-        assert [c.method for c in fake.calls][:1] == ["apps.connections.open"]
+        assert [c.method for c in fake.calls][:2] == ["auth.test", "apps.connections.open"]
         ts = "1690000100.000200"
         mention = {
             "type": "app_mention",
