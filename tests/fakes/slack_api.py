@@ -20,9 +20,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import queue
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -437,3 +439,34 @@ def click_body(
             }
         ],
     }
+
+
+@contextmanager
+def fake_slack_in_thread() -> Iterator[FakeSlack]:
+    """The fake on a loop of its own in a thread, for code that calls Slack synchronously
+    (`tribunal doctor`). Set `scopes` or `fail(...)` before the calls; read `calls` after."""
+    ready: queue.Queue[FakeSlack | BaseException] = queue.Queue()
+    stop: asyncio.Event | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    async def run() -> None:
+        nonlocal stop, loop
+        stop, loop = asyncio.Event(), asyncio.get_running_loop()
+        try:
+            async with fake_slack() as fake:
+                ready.put(fake)
+                await stop.wait()
+        except BaseException as exc:  # noqa: BLE001 (handed to the waiting test)
+            ready.put(exc)
+
+    thread = threading.Thread(target=asyncio.run, args=(run(),), daemon=True)
+    thread.start()
+    got = ready.get(timeout=30)
+    if isinstance(got, BaseException):
+        raise got
+    try:
+        yield got
+    finally:
+        assert loop is not None and stop is not None
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=30)
