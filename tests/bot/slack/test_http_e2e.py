@@ -309,3 +309,35 @@ async def test_url_verification_is_answered(tmp_path: Path) -> None:
             assert response.status == 200
             assert "abc123" in await response.text()
         assert CHANNEL == "C1"
+
+
+async def test_a_mention_in_a_thread_without_a_task_opens_one_there(tmp_path: Path) -> None:
+    async with slack_kit(tmp_path, {"owner": [Reply(text="DONE", hang=True)]}) as kit:
+        root = kit.next_ts()
+        kit.fake.roots.add(root)  # someone's message, with a discussion under it
+        await kit.reply(root, "this keeps failing on CI", user="bob")  # chatter: no task
+        await kit.settle()
+        assert await kit.store.open_tasks() == []
+        await kit.mention("look into it", thread_ts=root)
+        await kit.runner.wait_calls(1)
+        await kit.adapter.drain()
+        await kit.engine.outbox.flush()
+        task = await kit.store.open_task_in(kit.room(root))
+        assert task is not None and task.text == "look into it"
+        assert any("Task opened by alice" in m.text for m in kit.thread(root))
+
+
+async def test_a_30000_character_turn_reaches_the_thread_whole(tmp_path: Path) -> None:
+    from tests.bot.slack.test_delivery import long_output
+
+    # 30,000 characters: rooms/pair/outcomes.POST_LIMIT, the most of one output that is posted.
+    output = ("DONE\n" + long_output(30_000))[:30_000]
+    script: Script = {"owner": [output, "DONE\nwrapped"], "reviewer": ["APPROVED"]}
+    async with slack_kit(tmp_path, script) as kit:
+        thread = await kit.mention("write the long report")
+        await kit.settle()
+        [head] = [m for m in kit.thread(thread) if "characters in all" in m.text]
+        assert head.username == "Tribunal · owner" and len(head.text) < 3300
+        [upload] = kit.fake.files
+        assert upload["content"] == output and upload["thread_ts"] == thread
+        assert upload["name"].startswith("owner-")
