@@ -23,7 +23,7 @@ import contextlib
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -93,6 +93,7 @@ class SlackAdapter:
     http_port: int = 3000
     http_host: str = "0.0.0.0"
     clock: PacingClock | None = None
+    workers: int = 8  # events handled at once (each one's store writes; turns run elsewhere)
     wall: Callable[[], float] = time.time  # when a decision is shown as made
     app: AsyncApp = field(init=False)
     bound_port: int | None = field(init=False, default=None)
@@ -118,7 +119,11 @@ class SlackAdapter:
         self._engine: Engine | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._http: web.AppRunner | None = None
-        self._inflight: set[asyncio.Task[None]] = set()
+        # Events wait here for a few workers: the acks stay fast under a burst, because the
+        # backlog is a queue, not hundreds of tasks all competing with bolt for the loop.
+        self._queue: asyncio.Queue[tuple[Engine, Inbound, str | None]] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._unhandled = 0
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # room key → lock, users
 
     @property
@@ -140,6 +145,10 @@ class SlackAdapter:
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
         self._engine = engine
+        self._workers = [
+            asyncio.create_task(self._work(), name=f"slack-inbound-{n}")
+            for n in range(self.workers)
+        ]
         if self.mode == "socket":
             self._socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
@@ -161,13 +170,22 @@ class SlackAdapter:
             await self._http.cleanup()
             self._http = None
         await self.drain()
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
         await self.pacer.close()
         self._engine = None
 
     async def drain(self) -> None:
         """Wait until every event received so far has been handled by the engine."""
-        while self._inflight:
-            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        if self._workers:
+            await self._queue.join()
+
+    @property
+    def busy(self) -> bool:
+        """Events received and not yet handled."""
+        return self._unhandled > 0
 
     # -- inbound ---------------------------------------------------------------------------------
 
@@ -188,7 +206,8 @@ class SlackAdapter:
             return
         if inbound.from_bot:
             return  # the engine would drop it too; no need to look at the store for it
-        self._spawn(self._handle(engine, inbound, card_ts), inbound.event_id)
+        self._unhandled += 1
+        self._queue.put_nowait((engine, inbound, card_ts))
 
     async def _handle(self, engine: Engine, inbound: Inbound, card_ts: str | None) -> None:
         """Hand the event to the engine. When it decided the room's open question (a click or
@@ -249,15 +268,16 @@ class SlackAdapter:
             else:
                 self._room_locks[key] = (lock, users - 1)
 
-    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
-        task = asyncio.create_task(work, name=f"slack-inbound-{name}")
-        self._inflight.add(task)
-        task.add_done_callback(self._finished)
-
-    def _finished(self, task: asyncio.Task[None]) -> None:
-        self._inflight.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("slack: handling %s failed", task.get_name(), exc_info=task.exception())
+    async def _work(self) -> None:
+        while True:
+            engine, inbound, card_ts = await self._queue.get()
+            try:
+                await self._handle(engine, inbound, card_ts)
+            except Exception:  # one bad event must not stop the worker
+                log.exception("slack: handling %s failed", inbound.event_id)
+            finally:
+                self._unhandled -= 1
+                self._queue.task_done()
 
     # -- outbound --------------------------------------------------------------------------------
 

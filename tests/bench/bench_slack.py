@@ -1,6 +1,6 @@
 """Slack HTTP mode under load: how fast Tribunal acknowledges events, against a bare bolt app.
 
-    .venv/bin/python -m tests.bench.bench_slack [--seconds 4] [--rates 50,200,500]
+    .venv/bin/python -m tests.bench.bench_slack [--seconds 4] [--rates 50,200,500] [--repeat 3]
 
 For each rate, a bounded open-loop load generator (this process) posts signed Events API
 requests to `/slack/events` on loopback: one `app_mention` that opens a task for every nine
@@ -263,7 +263,18 @@ async def _count(db: Path) -> tuple[int, int]:
         await store.close()
 
 
-async def bench(rates: list[int], seconds: float) -> None:
+def _median(runs: list[Run]) -> Run:
+    """The run of median p99 (its other figures with it) and the worst stored counts."""
+    ordered = sorted(runs, key=lambda r: r.p99_ms)
+    middle = ordered[(len(ordered) - 1) // 2]
+    if middle.tasks is None:
+        return middle
+    # Every repeat must have stored everything; show the worst of them.
+    worst = min(runs, key=lambda r: (r.messages or 0) - r.sent)
+    return Run(**{**middle.__dict__, "tasks": worst.tasks, "messages": worst.messages})
+
+
+async def bench(rates: list[int], seconds: float, repeat: int) -> None:
     rows: list[tuple[Run, Run]] = []
     fake = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -278,9 +289,12 @@ async def bench(rates: list[int], seconds: float) -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="bench-slack-") as tmp:
             for rate in rates:
-                bare = await _run("bare", rate, seconds, api_url, Path(tmp))
-                ours = await _run("tribunal", rate, seconds, api_url, Path(tmp))
-                rows.append((bare, ours))
+                runs: dict[str, list[Run]] = {"bare": [], "tribunal": []}
+                for n in range(repeat):  # alternate who goes first: the machine is noisy
+                    order = ("bare", "tribunal") if n % 2 == 0 else ("tribunal", "bare")
+                    for kind in order:
+                        runs[kind].append(await _run(kind, rate, seconds, api_url, Path(tmp)))
+                rows.append((_median(runs["bare"]), _median(runs["tribunal"])))
     finally:
         fake.send_signal(signal.SIGTERM)
         await fake.wait()
@@ -319,6 +333,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rates", default="50,200,500")
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--serve", choices=("tribunal", "bare", "fake-slack"))
     parser.add_argument("--port", type=int)
     parser.add_argument("--api")
@@ -332,7 +347,7 @@ def main() -> None:
         asyncio.run(serve_fake_slack())
     else:
         os.environ.setdefault("PYTHONHASHSEED", "0")
-        asyncio.run(bench([int(r) for r in args.rates.split(",")], args.seconds))
+        asyncio.run(bench([int(r) for r in args.rates.split(",")], args.seconds, args.repeat))
 
 
 if __name__ == "__main__":

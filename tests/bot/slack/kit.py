@@ -152,7 +152,7 @@ class SlackKit:
                 await self.adapter.drain()
                 await self.engine.idle()
                 await self.adapter.pacer.drain()
-                if not self.adapter._inflight:
+                if not self.adapter.busy:
                     return
 
     def thread(self, thread_ts: str) -> list[Message]:
