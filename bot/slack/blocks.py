@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.render import split_text
+from bot.render import split_text, too_long_for_messages
 from bot.slack.text import escape, to_mrkdwn
 from rooms.model import Action, Card, Outbound
 from rooms.records import Escalation
@@ -57,7 +57,7 @@ def pieces(text: str) -> list[str]:
 
 
 def needs_file(parts: list[str]) -> bool:
-    return len(parts) > MAX_PIECES
+    return too_long_for_messages(parts, MAX_PIECES)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.render import escalation_id
+from bot.render import escalation_id, file_note
 from bot.slack.blocks import needs_file, persona, pieces, post_args
 from bot.slack.text import to_mrkdwn
 from rooms.model import Outbound
@@ -104,10 +104,7 @@ class Poster:
         parts = pieces(message.text)
         if needs_file(parts):
             if partial.head is None:
-                head = parts[0].rstrip("\n") + (
-                    f"\n\n_(… {len(message.text):,} characters in all: the whole text is in the "
-                    "file below.)_"
-                )
+                head = parts[0].rstrip("\n") + f"\n\n_{file_note(len(message.text))}_"
                 partial.posted[0] = await self._post_one(message, head, 0, last=True)
             if not partial.filed:
                 await self._upload(message)
