@@ -116,10 +116,6 @@ class Engine:
         task = await self.ctx.store.open_task_in(room)
         return await self.ctx.store.open_escalation(task.id) if task else None
 
-    async def escalation(self, escalation_id: int) -> Escalation | None:
-        """One escalation by id, open or answered (who answered what, for a decided card)."""
-        return await self.ctx.store.escalation(escalation_id)
-
     async def open_rooms(self, platform: str) -> list[RoomRef]:
         """Rooms of `platform` with an open task, oldest task first."""
         rooms = []

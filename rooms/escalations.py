@@ -10,6 +10,7 @@ and changes nothing. Every reply goes through the outbox.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Literal
 
 from rooms.context import Ctx
@@ -128,8 +129,37 @@ async def answer(
             message=MessageDraft(user, said, kind="answer", event_id=event_id),
             rounds="reset",
             grant=escalation.kind == "ceiling" and kind != "reject",
-            outbox=[OutboxDraft(f"answer:{escalation.id}", room, reply)],
+            outbox=[
+                OutboxDraft(
+                    f"answer:{escalation.id}",
+                    room,
+                    reply,
+                    card=decided_card(escalation, user=user, kind=kind, text=text, at=ctx.now()),
+                )
+            ],
         )
+    )
+
+
+_DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected", "answer": "💬 Answered"}
+
+
+def decided_card(escalation: Escalation, *, user: str, kind: Answer, text: str, at: float) -> Card:
+    """What the escalation's card becomes once decided: who decided what and when, no buttons
+    (platforms that can edit the card update it in place; `ref` names it)."""
+    sections = [("Question", escalation.question)]
+    if escalation.options:
+        options = "\n".join(f"{n}. {o}" for n, o in enumerate(escalation.options, 1))
+        sections.append(("Options", options))
+    if text:
+        sections.append(("Answer" if kind == "answer" else "Comment", text))
+    when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Card(
+        kind="decided",
+        title=f"{_DECIDED[kind]} by {user}",
+        sections=tuple(sections),
+        footer=f"Decided by {user} at {when}.",
+        ref=str(escalation.id),
     )
 
 

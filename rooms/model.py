@@ -76,6 +76,9 @@ class Card:
     sections: tuple[tuple[str, str], ...] = ()
     footer: str = ""
     record_path: str | None = None  # the decision record, for upload or a link
+    # What the card is about: for "decided", the escalation id (the value of its buttons) whose
+    # card platforms that can edit it update in place with this one.
+    ref: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +87,7 @@ class Card:
             "sections": [list(s) for s in self.sections],
             "footer": self.footer,
             "record_path": self.record_path,
+            "ref": self.ref,
         }
 
     @classmethod
@@ -94,6 +98,7 @@ class Card:
             sections=tuple((str(h), str(b)) for h, b in data.get("sections", ())),
             footer=str(data.get("footer", "")),
             record_path=data.get("record_path"),
+            ref=data.get("ref"),
         )
 
 

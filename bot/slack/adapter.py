@@ -22,9 +22,8 @@ import asyncio
 import contextlib
 import logging
 import re
-import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import aiohttp
@@ -42,12 +41,12 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.settings_sections import SettingsError
-from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, decided_card, pieces
+from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
 from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
 from bot.slack.posting import Poster
+from bot.slack.text import escape
 from rooms.model import Inbound, Outbound
-from rooms.records import Escalation
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -94,7 +93,6 @@ class SlackAdapter:
     http_host: str = "0.0.0.0"
     clock: PacingClock | None = None
     workers: int = 8  # events handled at once (each one's store writes; turns run elsewhere)
-    wall: Callable[[], float] = time.time  # when a decision is shown as made
     app: AsyncApp = field(init=False)
     bound_port: int | None = field(init=False, default=None)
 
@@ -121,7 +119,7 @@ class SlackAdapter:
         self._http: web.AppRunner | None = None
         # Events wait here for a few workers: the acks stay fast under a burst, because the
         # backlog is a queue, not hundreds of tasks all competing with bolt for the loop.
-        self._queue: asyncio.Queue[tuple[Engine, Inbound, str | None]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Engine, Inbound]] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._unhandled = 0
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # room key → lock, users
@@ -197,62 +195,22 @@ class SlackAdapter:
 
     async def _on_action(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
-        card_ts = (body.get("container") or {}).get("message_ts")
-        self._hand_over(action_inbound(body), card_ts if isinstance(card_ts, str) else None)
+        self._hand_over(action_inbound(body))
 
-    def _hand_over(self, inbound: Inbound | None, card_ts: str | None = None) -> None:
+    def _hand_over(self, inbound: Inbound | None) -> None:
         engine = self._engine
         if inbound is None or engine is None:
             return
         if inbound.from_bot:
             return  # the engine would drop it too; no need to look at the store for it
         self._unhandled += 1
-        self._queue.put_nowait((engine, inbound, card_ts))
+        self._queue.put_nowait((engine, inbound))
 
-    async def _handle(self, engine: Engine, inbound: Inbound, card_ts: str | None) -> None:
-        """Hand the event to the engine. When it decided the room's open question (a click or
-        an approver's reply), the question's card is updated in place: who decided what and
-        when, without buttons. Whether it decided is read from the store, never guessed here."""
-        # One event per room at a time, so "this event decided it" is true of one event only
-        # when two clicks race (the engine itself would take just one of them either way).
+    async def _handle(self, engine: Engine, inbound: Inbound) -> None:
+        """Hand the event to the engine, one event per room at a time (in the order Slack sent
+        them). What it decides comes back through the outbox, the decided card included."""
         async with self._room_lock(inbound.room.key):
-            before = await engine.open_escalation(inbound.room)
             await engine.handle(inbound)
-            if before is None:
-                return
-            after = await engine.escalation(before.id)
-        if after is None or after.status == "open" or after.answered_by != inbound.user:
-            return  # nothing decided, or someone else's answer won (theirs updates the card)
-        await self._show_decided(inbound, after, card_ts)
-
-    async def _show_decided(
-        self, inbound: Inbound, decided: Escalation, card_ts: str | None
-    ) -> None:
-        """The card of a decided escalation: the clicked one, or the one this process posted
-        (after a restart, a decision by reply leaves the old card; its buttons answer stale)."""
-        ts: str | None = None
-        if inbound.action is not None and inbound.action_value == str(decided.id) and card_ts:
-            ts = card_ts
-        try:
-            ts = ts or await self.poster.card_of(
-                inbound.room.channel, inbound.room.thread, decided.id
-            )
-        except SlackApiError as exc:
-            log.warning("slack: could not look up the card of escalation %s: %s", decided.id, exc)
-        self.poster.cards.pop(decided.id, None)
-        if ts is None:
-            log.info("slack: card of escalation %s not known here; left as it is", decided.id)
-            return
-        at = self.wall()
-        try:
-            await self.client.chat_update(
-                channel=inbound.room.channel,
-                ts=ts,
-                text=decided_card(decided, at).title,
-                blocks=decided_blocks(decided, at),
-            )
-        except SlackApiError as exc:  # the decision stands; only its display is late
-            log.warning("slack: could not update the card of escalation %s: %s", decided.id, exc)
 
     @contextlib.asynccontextmanager
     async def _room_lock(self, key: str) -> AsyncIterator[None]:
@@ -270,9 +228,9 @@ class SlackAdapter:
 
     async def _work(self) -> None:
         while True:
-            engine, inbound, card_ts = await self._queue.get()
+            engine, inbound = await self._queue.get()
             try:
-                await self._handle(engine, inbound, card_ts)
+                await self._handle(engine, inbound)
             except Exception:  # one bad event must not stop the worker
                 log.exception("slack: handling %s failed", inbound.event_id)
             finally:
@@ -285,6 +243,9 @@ class SlackAdapter:
         known, delivered = self.poster.known(message.outbox_id)
         if known:
             return delivered  # handed again: already in Slack
+        if message.card is not None and message.card.kind == "decided":
+            await self._show_decided(message)
+            message = replace(message, card=None)  # the reply itself is posted as text
         if message.edit_of is not None:
             await self.pacer.edit(message)
             delivered = message.edit_of
@@ -294,6 +255,27 @@ class SlackAdapter:
             delivered = await self.poster.post(message)
         self.poster.remember(message.outbox_id, delivered)
         return delivered
+
+    async def _show_decided(self, message: Outbound) -> None:
+        """Update the decided escalation's card in place (who decided what and when, no
+        buttons): the card posted here, else the one found in the thread. Idempotent, so a
+        row handed again only draws the same card again. A card nowhere to be found is left."""
+        assert message.card is not None
+        ref = message.card.ref
+        escalation = int(ref) if ref is not None and ref.isdigit() else None
+        if escalation is None:
+            return
+        room = message.room
+        ts = await self.poster.card_of(room.channel, room.thread, escalation)
+        if ts is None:
+            log.info("slack: card of escalation %s not found; left as it is", escalation)
+            return
+        await self.client.chat_update(
+            channel=room.channel,
+            ts=ts,
+            text=escape(message.card.title),
+            blocks=decided_blocks(message.card),
+        )
 
     async def _update(self, message: Outbound) -> None:
         assert message.edit_of is not None

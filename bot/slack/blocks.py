@@ -7,15 +7,12 @@ header text 150 characters, section text 3,000, button text 75, button value 2,0
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from typing import Any
 
 from bot.render import split_text, too_long_for_messages
 from bot.slack.text import escape, to_mrkdwn
 from rooms.model import Action, Card, Outbound
-from rooms.records import Escalation
 
 ACTION_PREFIX = "tribunal_"  # action_id of our buttons: tribunal_approve, tribunal_reject, …
 PIECE_LIMIT = 3000  # characters of plain text per posted message (one section's worth)
@@ -144,38 +141,6 @@ def content_args(message: Outbound, piece: str, *, last: bool = True) -> dict[st
     return {"text": text}
 
 
-_DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected"}
-
-
-def decided_card(escalation: Escalation, at: float) -> Card:
-    """What an escalation's card turns into once a person decided it: who decided what, and
-    when (shown in each reader's own time zone), without buttons."""
-    answer = escalation.answer or ""
-    verb = _DECIDED.get(answer, "💬 Answered")
-    who = escalation.answered_by or "someone"
-    sections: list[tuple[str, str]] = [("Question", escalation.question)]
-    if escalation.options:
-        sections.append(
-            ("Options", "\n".join(f"{n}. {o}" for n, o in enumerate(escalation.options, 1)))
-        )
-    if answer not in _DECIDED:
-        sections.append(("Answer", answer))
-    return Card(
-        kind="decided",
-        title=f"{verb} by {who}",
-        sections=tuple(sections),
-        footer=f"Decided by {who} at {_utc(at)}",
-    )
-
-
-def decided_blocks(escalation: Escalation, at: float) -> list[dict[str, Any]]:
-    card = decided_card(escalation, at)
-    blocks = card_blocks(replace(card, footer=""))
-    who = escape(escalation.answered_by or "someone")
-    mention = f"<@{who}>" if re.fullmatch(r"[UW][A-Z0-9]{2,20}", who) else who
-    stamp = f"<!date^{int(at)}^{{date_short_pretty}} at {{time}}|{_utc(at)}>"
-    return [*blocks, context(f"Decided by {mention} · {stamp}")]
-
-
-def _utc(at: float) -> str:
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def decided_blocks(card: Card) -> list[dict[str, Any]]:
+    """A decided escalation's card (rooms/escalations.decided_card): the card, no buttons."""
+    return card_blocks(card)

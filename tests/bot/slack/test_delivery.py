@@ -4,6 +4,7 @@ rate limits and server errors, and no double post when the outbox hands a messag
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -184,17 +185,29 @@ async def test_an_escalation_card_and_its_decided_card_updated_in_place() -> Non
         assert [b["value"] for b in card.buttons()] == ["1", "1"]
         decided = Card(
             kind="decided",
-            title="Approved by boss",
-            sections=(
-                ("Question", "May the owner use the production key?"),
-                ("Decision", "approve, 12:00 UTC"),
-            ),
+            title="✅ Approved by boss",
+            sections=(("Question", "May the owner use the production key?"),),
+            footer="Decided by boss at 2026-12-02 12:00 UTC.",
+            ref="1",
         )
-        await adapter.deliver(Outbound(ROOM, "approved", card=decided, edit_of=ts, outbox_id=6))
+        reply = Outbound(ROOM, "boss approved; the owner continues.", card=decided, outbox_id=6)
+        await adapter.deliver(reply)
         assert card.buttons() == []  # the buttons are gone
-        assert "Approved by boss" in card.shown()
+        assert "Approved by boss" in card.shown() and "12:00 UTC" in card.shown()
         [update] = card.updates
         assert update["ts"] == ts and update["channel"] == "C1"
+        [posted] = [m for m in fake.messages.values() if m.ts != ts]
+        assert posted.text == "boss approved; the owner continues." and not posted.blocks
+        # Handed again after a restart: the same card drawn again, the reply not posted again.
+        from tests.bot.slack.test_repeat import fresh_adapter_delivers
+
+        await fresh_adapter_delivers(fake, replace(reply, attempt=2))
+        assert len(card.updates) == 2 and card.updates[1]["blocks"] == update["blocks"]
+        assert len(fake.messages) == 2
+        # A decided card for an escalation whose card is nowhere: the reply is still posted.
+        other = replace(reply, card=replace(decided, ref="99"), outbox_id=7, text="other")
+        await adapter.deliver(other)
+        assert len(card.updates) == 2 and any(m.text == "other" for m in fake.messages.values())
 
 
 async def test_text_from_agents_cannot_ping_or_link() -> None:
