@@ -10,11 +10,11 @@ and changes nothing. Every reply goes through the outbox.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Literal
 
+from rooms.cards import decided_card, escalation_card
 from rooms.context import Ctx
-from rooms.model import Action, Card, GroupPolicy, RoomRef, Task
+from rooms.model import Action, GroupPolicy, RoomRef, Task
 from rooms.records import (
     AnswerDraft,
     Change,
@@ -49,22 +49,11 @@ def ask(
             f"an answer. {_who(policy)}"
         )
         value = str(escalation_id)
-        sections = [("Question", question)]
-        if reason:
-            sections.append(("Why", reason))
-        if options:
-            sections.append(("Options", "\n".join(f"{n}. {o}" for n, o in enumerate(options, 1))))
-        card = Card(
-            kind="escalation",
-            title=f"❓ Task #{task.id} needs a decision",
-            sections=tuple(sections),
-            footer=f"Approve lets the owner continue, Reject closes the task. {_who(policy)}",
-        )
         return OutboxDraft(
             key=f"escalation:{escalation_id}",
             room=room,
             text="\n".join(lines),
-            card=card,
+            card=escalation_card(task.id, question, reason, options, _who(policy)),
             actions=(
                 Action("approve", "Approve", value, "primary"),
                 Action("reject", "Reject", value, "danger"),
@@ -138,28 +127,6 @@ async def answer(
                 )
             ],
         )
-    )
-
-
-_DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected", "answer": "💬 Answered"}
-
-
-def decided_card(escalation: Escalation, *, user: str, kind: Answer, text: str, at: float) -> Card:
-    """What the escalation's card becomes once decided: who decided what and when, no buttons
-    (platforms that can edit the card update it in place; `ref` names it)."""
-    sections = [("Question", escalation.question)]
-    if escalation.options:
-        options = "\n".join(f"{n}. {o}" for n, o in enumerate(escalation.options, 1))
-        sections.append(("Options", options))
-    if text:
-        sections.append(("Answer" if kind == "answer" else "Comment", text))
-    when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Card(
-        kind="decided",
-        title=f"{_DECIDED[kind]} by {user}",
-        sections=tuple(sections),
-        footer=f"Decided by {user} at {when}.",
-        ref=str(escalation.id),
     )
 
 

@@ -10,14 +10,15 @@ fresh session, with the new direction; ESCALATE → the humans. A ruling resets 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
+from dataclasses import replace
 
+from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.verdicts import decision_record, parse_ruling
-from rooms.model import Card, GroupPolicy, RoomRef, Ruling, Task, Turn
+from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
 from rooms.pair.outcomes import post, turn_end
 from rooms.records import Change, VerdictDraft
 from rooms.turns import RunOutcome
@@ -55,7 +56,7 @@ async def after_arbiter_turn(
         count_arbitration=True,
         failures="reset",
         outbox=[
-            dataclasses.replace(
+            replace(
                 post(room, turn, render(ruling, record_path, record_error)),
                 card=ruling_card(ruling, record_path),
             )
@@ -93,27 +94,6 @@ def render(ruling: Ruling, record_path: str | None, record_error: str | None) ->
     elif record_error:
         lines.append(f"(The decision record could not be written: {record_error})")
     return "\n".join(lines)
-
-
-def ruling_card(ruling: Ruling, record_path: str | None) -> Card:
-    """The ruling for platforms that draw cards; `render` stays its full plain-text form."""
-    title = f"⚖️ Ruling: {ruling.verdict}" if ruling.readable else "⚖️ Ruling unreadable"
-    sections: list[tuple[str, str]] = []
-    if ruling.reasons:
-        sections.append(("Reasons", ruling.reasons))
-    if ruling.conditions:
-        sections.append(("Conditions", "\n".join(f"- {c}" for c in ruling.conditions)))
-    if ruling.new_direction:
-        sections.append(("New direction", ruling.new_direction))
-    if ruling.question:
-        sections.append(("Question", ruling.question))
-    if ruling.options:
-        sections.append(
-            ("Options", "\n".join(f"{n}. {o}" for n, o in enumerate(ruling.options, 1)))
-        )
-    if ruling.dissent:
-        sections.append(("Dissent", ruling.dissent))
-    return Card(kind="ruling", title=title, sections=tuple(sections), record_path=record_path)
 
 
 async def _write_record(
