@@ -1,13 +1,15 @@
 """The Slack adapter (DESIGN §7): slack-bolt's AsyncApp in, slack_sdk's Web API out.
 
 In: `app_mention` and `message` events and clicks on our buttons become `Inbound` events for
-`Engine.handle`. Each is acknowledged at once and handled in a task of its own, so Slack gets its
-answer well within 3 s whatever the engine does. Who may do what is the engine's business, never
-ours: a click is passed on as it came, and a refusal comes back as an outbound message.
+`Engine.handle`. Each is acknowledged at once and queued for a few workers (one event per room at
+a time), so Slack gets its answer well within 3 s whatever the engine does. Who may do what is
+the engine's business, never ours: a click is passed on as it came, and a refusal comes back as
+an outbound message.
 
 Out: `deliver` posts each `Outbound` in its room's thread under the role's persona
 (`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
-ephemeral message; `edit_of` becomes `chat.update`, paced by `EditPacer`. Rate limits (429 with
+ephemeral message; `edit_of` becomes `chat.update`, paced by `EditPacer`; a "decided" card
+updates its escalation's card in place (who, what, when; no buttons). Rate limits (429 with
 Retry-After) and server errors are retried by slack_sdk's retry handlers; what still fails raises,
 and the outbox tries again later. A message handed again is not posted again (bot/slack/posting.py:
 the outbox id is in each post's metadata and read back after a restart).
