@@ -6,14 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.bot.slack.kit import CHANNEL, slack_kit
+from tests.bot.slack.test_http_e2e import ruling
+from tests.fakes.runner import Script
 from tests.fakes.slack_api import BOT_USER, click_body, event_body
 
 
 async def test_a_task_through_socket_mode(tmp_path: Path) -> None:
-    script = {
+    script: Script = {
         "owner": ["BLOCKED: I need the staging key.", "DONE\nused it", "DONE\nwrapped"],
         "arbiter": [
-            "VERDICT: ESCALATE\nA person must decide.\nQuestion: may the owner use the key?"
+            ruling("ESCALATE", question="May the owner use the key?", options=["yes", "no"])
         ],
         "reviewer": ["APPROVED"],
     }
