@@ -16,6 +16,7 @@ import logging
 import os
 from dataclasses import replace
 
+from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
@@ -60,7 +61,12 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         rounds="reset",
         count_arbitration=True,
         failures="reset",
-        outbox=[post(room, turn, render(ruling, record_path, record_error))],
+        outbox=[
+            replace(
+                post(room, turn, render(ruling, record_path, record_error)),
+                card=ruling_card(ruling, record_path),
+            )
+        ],
     )
     if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
         # A person called the arbiter while a detector's arbitration was on its way: this
