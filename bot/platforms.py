@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import bot.adapter
 import bot.console  # noqa: F401  (registers "console")
+import bot.discord  # noqa: F401  (registers "discord")
 
-# Slack and Discord: one import line each, here.
+# Slack: one import line, here.
 
 __all__ = ["registered"]
 
