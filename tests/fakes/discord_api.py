@@ -407,9 +407,12 @@ class FakeDiscord:
         await self.dispatch("MESSAGE_CREATE", message)
         return message
 
-    async def click(self, message_id: str, custom_id: str, uid: int) -> str:
-        """A click on a button of a message (INTERACTION_CREATE); returns the interaction id."""
-        message = self.messages[message_id]
+    async def click(
+        self, message_id: str, custom_id: str, uid: int, *, seen: dict[str, Any] | None = None
+    ) -> str:
+        """A click on a button of a message (INTERACTION_CREATE); returns the interaction id.
+        `seen`: the message as the clicker's client still shows it (buttons and all)."""
+        message = seen or self.messages[message_id]
         iid = snowflake()
         token = f"itoken-{iid}"
         self._interaction_messages[token] = message_id
@@ -758,8 +761,12 @@ class FakeDiscord:
     # -- reading what happened ---------------------------------------------------------------------
 
     def in_channel(self, channel: str) -> list[dict[str, Any]]:
-        """Messages in a channel or thread, in the order they were made."""
-        return [m for m in self.messages.values() if m["channel_id"] == channel]
+        """Messages everyone sees in a channel or thread (not ephemeral ones), in order."""
+        return [
+            m
+            for m in self.messages.values()
+            if m["channel_id"] == channel and not m.get("flags", 0) & 64
+        ]
 
     def unhandled(self) -> list[Call]:
         return [c for c in self.calls if c.path.startswith("UNHANDLED")]

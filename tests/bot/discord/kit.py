@@ -22,7 +22,7 @@ from bot.discord import DiscordAdapter
 from bot.serve import configured_adapters
 from bot.settings import Settings, load_settings
 from rooms.model import Task
-from tests.fakes.discord_api import ALICE, APPROVER_ROLE, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord_api import ALICE, APP_ID, APPROVER_ROLE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
 
 ESCALATE = "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?"
@@ -108,3 +108,25 @@ def text_of(message: dict[str, Any]) -> str:
             embed.get("description", ""),
         ]
     return "\n".join(p for p in parts if p)
+
+
+async def open_escalation(s: Served, text: str = "fix the flaky login test") -> tuple[str, str]:
+    """Mention → task → … → the question's card; returns (thread id, card message id)."""
+    mention = await s.fake.say(ALICE, text, mention=True)
+    await s.until(lambda: s.app.store.open_escalation(1))
+    await s.settle()
+    thread = str(mention["id"])
+    card = next(m for m in s.fake.in_channel(thread) if m["components"])
+    return thread, str(card["id"])
+
+
+def ephemeral_followups(fake: FakeDiscord) -> list[str]:
+    """The texts sent as ephemeral follow-ups of clicks."""
+    return [
+        str(c.body.get("content"))
+        for c in fake.calls
+        if c.method == "POST"
+        and c.path.startswith(f"/api/v10/webhooks/{APP_ID}/")
+        and isinstance(c.body, dict)
+        and c.body.get("flags", 0) & 64
+    ]
