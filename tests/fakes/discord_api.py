@@ -178,6 +178,7 @@ class FakeDiscord:
             str(OTHER_CHANNEL_ID): text_channel_obj(OTHER_CHANNEL_ID, "random"),
         }
         self.webhooks: dict[str, dict[str, Any]] = {}
+        self.replayed: list[tuple[int, str, Any]] = []  # (seq, event, its id) sent on RESUME
         self.replay_overlap = 0  # events a RESUME sends again although the client had them
         self.echo = True  # MESSAGE_CREATE for messages the bot and its webhooks post
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
@@ -296,8 +297,10 @@ class FakeDiscord:
             session.ws = ws
             seen = int(data.get("seq") or 0)
             for event in session.log:
-                if event["s"] > seen - self.replay_overlap:
+                again = event["t"] not in ("READY", "GUILD_CREATE")
+                if event["s"] > seen or (again and event["s"] > seen - self.replay_overlap):
                     await ws.send_str(json.dumps(event))
+                    self.replayed.append((event["s"], event["t"], event["d"].get("id")))
             session.seq += 1
             await ws.send_str(json.dumps({"op": 0, "t": "RESUMED", "s": session.seq, "d": {}}))
         self._current = session
