@@ -39,6 +39,7 @@ OWNER_ID = 1100000000000000002
 ALICE = 1100000000000000003  # an approver by user id
 BOB = 1100000000000000004  # not an approver
 CAROL = 1100000000000000005  # an approver by role
+OTHER_BOT = 1100000000000000006  # another bot in the server
 GUILD_ID = 1200000000000000001
 CHANNEL_ID = 1300000000000000001  # the registered channel
 OTHER_CHANNEL_ID = 1300000000000000002  # a channel of no group
@@ -76,8 +77,9 @@ USERS = {
     ALICE: user_obj(ALICE, "alice"),
     BOB: user_obj(BOB, "bob"),
     CAROL: user_obj(CAROL, "carol"),
+    OTHER_BOT: user_obj(OTHER_BOT, "helper-bot", bot=True),
 }
-ROLES_OF = {ALICE: [], BOB: [], CAROL: [str(APPROVER_ROLE)]}
+ROLES_OF: dict[int, list[str]] = {ALICE: [], BOB: [], CAROL: [str(APPROVER_ROLE)], OTHER_BOT: []}
 
 
 def member_obj(uid: int, roles: list[str], *, with_user: bool = True) -> dict[str, Any]:
@@ -604,8 +606,20 @@ class FakeDiscord:
             return await self._done(call, _json({"message": "Unknown Channel", "code": 10003}, 404))
         body = call.body or {}
         message = self._message(cid, USERS[BOT_ID], body.get("content") or "", body=body)
-        message["attachments"] = [{"filename": name} for name, _ in call.files]
+        message["attachments"] = self._attachments(call)
         return await self._created(call, message)
+
+    def _attachments(self, call: Call) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": snowflake(),
+                "filename": name,
+                "size": len(text.encode()),
+                "url": f"{self.api_url}/attachments/{name}",
+                "proxy_url": f"{self.api_url}/p/{name}",
+            }
+            for name, text in call.files
+        ]
 
     async def _created(self, call: Call, message: dict[str, Any]) -> web.Response:
         self.messages[message["id"]] = message
@@ -725,7 +739,7 @@ class FakeDiscord:
         message = self._message(
             channel, author, body.get("content") or "", body=body, webhook_id=wid
         )
-        message["attachments"] = [{"filename": name} for name, _ in call.files]
+        message["attachments"] = self._attachments(call)
         return await self._created(call, message)
 
     async def _patch_webhook(self, request: web.Request) -> web.Response:
