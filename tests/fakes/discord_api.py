@@ -375,7 +375,7 @@ class FakeDiscord:
             "unavailable": False,
             "joined_at": "2024-01-01T00:00:00+00:00",
             "channels": [c for c in self.channels.values() if c["type"] == 0],
-            "threads": [],
+            "threads": [c for c in self.channels.values() if c["type"] == 11],  # active ones
             "members": [member_obj(BOT_ID, bot_roles)]
             + [member_obj(uid, roles) for uid, roles in ROLES_OF.items()],
             "voice_states": [],
