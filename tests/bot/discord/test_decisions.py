@@ -13,7 +13,7 @@ from bot.settings import Settings
 from tests.bot.discord.kit import ephemeral_followups, open_escalation, served, text_of
 from tests.bot.discord.test_flow import pair_with_escalation
 from tests.fakes.discord_api import ALICE, BOB, BOT_ID, CAROL, FakeDiscord
-from tests.fakes.runner import ScriptedRunner
+from tests.fakes.runner import Reply, ScriptedRunner
 
 
 def card_edits(fake: FakeDiscord, card: str) -> int:
@@ -124,7 +124,7 @@ async def test_without_manage_webhooks_roles_speak_in_labelled_embeds(
     fake.webhooks_allowed = False
     runner = ScriptedRunner(
         {
-            "owner": ["DONE\nadded the parser", "DONE\nwrapped up"],
+            "owner": [Reply("DONE\nadded the parser", progress=("reading",)), "DONE\nwrapped up"],
             "reviewer": ["APPROVED\nlooks right"],
         }
     )
@@ -139,7 +139,15 @@ async def test_without_manage_webhooks_roles_speak_in_labelled_embeds(
         roles = [m for m in posts if m["embeds"] and m["author"]["id"] == str(BOT_ID)]
         authors = [m["embeds"][0]["author"]["name"] for m in roles]
         assert "🛠️ Tribunal · owner" in authors and "🔍 Tribunal · reviewer" in authors
-        owner = next(m for m in roles if "owner" in m["embeds"][0]["author"]["name"])
+        owner = next(m for m in roles if m["embeds"][0]["description"].startswith("DONE\nadded"))
         assert owner["embeds"][0]["color"] == 0x2ECC71
-        assert "added the parser" in owner["embeds"][0]["description"]
+        assert owner["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner"
         assert not any(c.path.endswith("/webhooks") and c.method == "POST" for c in fake.calls)
+        # Progress is a labelled embed too, edited in place as one.
+        progress = next(
+            m for m in roles if m["embeds"][0]["description"].startswith("owner finished (turn 1")
+        )
+        edits = [c for c in fake.calls if c.method == "PATCH" and c.message_id == progress["id"]]
+        assert edits and all(
+            c.body["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner" for c in edits
+        )

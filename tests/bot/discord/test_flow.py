@@ -73,4 +73,16 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
         assert "approved; the owner continues" in everything
         assert "used the test password" in everything
         assert not fake.unhandled()
+        # Nothing we post can ping: agents' text may say @everyone or <@id>.
+        posts_made = [
+            c
+            for c in fake.calls
+            if c.method in ("POST", "PATCH")
+            and c.message_id
+            and isinstance(c.body, dict)
+            and "content" in c.body
+        ]
+        assert posts_made and all(
+            c.body.get("allowed_mentions") == {"parse": []} for c in posts_made
+        )
         assert str(CHANNEL_ID) in {c.channel for c in fake.calls if c.channel}
