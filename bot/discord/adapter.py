@@ -32,6 +32,7 @@ from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
 from bot.discord.look import decided_embed
 from bot.discord.poster import NO_PINGS, Poster
+from bot.settings_sections import SettingsError
 from rooms.model import Inbound, Outbound
 from rooms.records import Escalation
 
@@ -89,7 +90,16 @@ class DiscordAdapter:
         self._engine = engine
         self._stack.enter_context(api_base(self.api_url))
         try:
-            await self.client.login(self.token)
+            try:
+                await self.client.login(self.token)
+            except discord.LoginFailure:
+                raise SettingsError(
+                    [
+                        "settings: discord: Discord refused DISCORD_BOT_TOKEN; reset it in the "
+                        "developer portal (Bot → Reset Token), set it again, check with `tribunal "
+                        "doctor`"
+                    ]
+                ) from None
             self._gateway = asyncio.create_task(self.client.connect(), name="discord-gateway")
             ready = asyncio.create_task(self.client.wait_until_ready())
             done, _ = await asyncio.wait(
@@ -98,6 +108,13 @@ class DiscordAdapter:
             if ready not in done:
                 ready.cancel()
                 if self._gateway in done:
+                    if isinstance(self._gateway.exception(), discord.PrivilegedIntentsRequired):
+                        raise SettingsError(
+                            [
+                                "settings: discord: turn on Message Content Intent (developer "
+                                "portal → Bot → Privileged Gateway Intents): Discord refused it"
+                            ]
+                        )
                     self._gateway.result()  # what closed it
                     raise ConnectionError("discord: the Gateway closed before it was ready")
                 raise TimeoutError("discord: the Gateway was not ready in time")

@@ -27,6 +27,7 @@ from typing import Any
 import discord
 
 from bot.discord.buttons import decision_view
+from bot.discord.client import MAX_RATELIMIT_WAIT_S
 from bot.discord.look import CONTENT_LIMIT, card_embed, clip, is_card, labelled, parts, persona
 from bot.render import escalation_id
 from rooms.model import Outbound, RoomRef
@@ -35,6 +36,9 @@ log = logging.getLogger(__name__)
 WEBHOOK_NAME = "Tribunal"
 NO_PINGS = discord.AllowedMentions.none()
 INTERACTION_LIFETIME_S = 14 * 60  # Discord's follow-up tokens live 15 minutes
+# discord.py waits out a webhook's 429 however long it is: a webhook post or edit is given up
+# after this (the bot's own posts raise at MAX_RATELIMIT_WAIT_S), and the outbox retries it.
+WEBHOOK_WAIT_S = MAX_RATELIMIT_WAIT_S + 5.0
 _REMEMBERED = 10_000
 
 
@@ -47,8 +51,9 @@ class _Partial:
 
 
 class Poster:
-    def __init__(self, client: discord.Client) -> None:
+    def __init__(self, client: discord.Client, *, webhook_wait_s: float = WEBHOOK_WAIT_S) -> None:
         self.client = client
+        self.webhook_wait_s = webhook_wait_s
         self._hooks: dict[str, discord.Webhook | None] = {}
         self._hook_lock = asyncio.Lock()
         self._interactions: OrderedDict[str, tuple[float, discord.Interaction[Any]]] = OrderedDict()
@@ -105,7 +110,7 @@ class Poster:
         if message.outbox_id:
             partial = self._partial.setdefault(message.outbox_id, partial)
         for index in range(partial.posted, len(pieces)):
-            posted = await self._say(message, pieces[index])
+            posted = await self._say(message, pieces[index], part=index)
             partial.head = partial.head or posted
             partial.posted = index + 1
         assert partial.head is not None
@@ -129,8 +134,11 @@ class Poster:
         embed: discord.Embed | None = None,
         view: discord.ui.View | None = None,
         file: discord.File | None = None,
+        part: int = 0,
     ) -> str:
-        """One message in the room's thread, under the message's persona."""
+        """One message in the room's thread, under the message's persona. The bot's own posts
+        carry a nonce made of the outbox id and the part, which Discord enforces: a post handed
+        again after a crash (before it was marked sent) is not posted twice."""
         room = message.room
         extra: dict[str, Any] = {"allowed_mentions": NO_PINGS}
         if file is not None:
@@ -142,14 +150,15 @@ class Poster:
                 if embed is not None:
                     extra["embed"] = embed
                 try:
-                    sent = await hook.send(
-                        content or "",
-                        username=who.name,
-                        avatar_url=who.avatar_url,
-                        thread=discord.Object(id=int(room.thread)),
-                        wait=True,
-                        **extra,
-                    )
+                    async with asyncio.timeout(self.webhook_wait_s):
+                        sent = await hook.send(
+                            content or "",
+                            username=who.name,
+                            avatar_url=who.avatar_url,
+                            thread=discord.Object(id=int(room.thread)),
+                            wait=True,
+                            **extra,
+                        )
                 except (discord.Forbidden, discord.NotFound):
                     self._hooks.pop(room.channel, None)  # look again on the retry
                     raise
@@ -165,6 +174,8 @@ class Poster:
             extra["embed"] = embed
         if view is not None:
             extra["view"] = view
+        if message.outbox_id:
+            extra["nonce"] = f"t{message.outbox_id}.{part}"  # Discord: at most 25 characters
         sent_by_bot = await self.thread(room).send(content, **extra)
         return f"{kind}:{sent_by_bot.id}"
 
@@ -184,12 +195,13 @@ class Poster:
             hook = await self._webhook(room.channel)
             if hook is None or str(hook.id) != hook_id:
                 raise LookupError(f"the webhook that posted {message.edit_of} is gone")
-            await hook.edit_message(
-                int(message_id),
-                content=text,
-                thread=discord.Object(id=int(room.thread)),
-                allowed_mentions=NO_PINGS,
-            )
+            async with asyncio.timeout(self.webhook_wait_s):
+                await hook.edit_message(
+                    int(message_id),
+                    content=text,
+                    thread=discord.Object(id=int(room.thread)),
+                    allowed_mentions=NO_PINGS,
+                )
             return
         if kind not in ("b", "l"):
             raise ValueError(f"cannot edit message {message.edit_of!r}")

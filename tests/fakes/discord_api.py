@@ -187,6 +187,7 @@ class FakeDiscord:
         self._sessions: dict[str, _Session] = {}
         self._current: _Session | None = None
         self._interaction_messages: dict[str, str] = {}  # interaction token → message id
+        self._nonces: dict[tuple[str, str], str] = {}  # (channel, enforced nonce) → message id
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
 
@@ -279,8 +280,12 @@ class FakeDiscord:
             session.ws = None
         return ws
 
-    async def _identify(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> _Session:
+    async def _identify(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> _Session | None:
         self.gateway_ops.append(("identify", {"intents": data.get("intents")}))
+        asks_content = int(data.get("intents") or 0) & (1 << 15)
+        if asks_content and not self.app_flags & MESSAGE_CONTENT_INTENT:
+            await ws.close(code=4014, message=b"Disallowed intent(s).")
+            return None
         session = _Session(f"session-{snowflake()}", ws)
         self._sessions[session.session_id] = session
         self._current = session
@@ -605,8 +610,14 @@ class FakeDiscord:
         if cid not in self.channels:
             return await self._done(call, _json({"message": "Unknown Channel", "code": 10003}, 404))
         body = call.body or {}
+        nonce = body.get("nonce") if body.get("enforce_nonce") else None
+        if nonce and (cid, nonce) in self._nonces:  # Discord: the message made the first time
+            call.message_id = self._nonces[(cid, nonce)]
+            return await self._done(call, _json(self.messages[call.message_id]))
         message = self._message(cid, USERS[BOT_ID], body.get("content") or "", body=body)
         message["attachments"] = self._attachments(call)
+        if nonce:
+            self._nonces[(cid, nonce)] = message["id"]
         return await self._created(call, message)
 
     def _attachments(self, call: Call) -> list[dict[str, Any]]:
