@@ -151,10 +151,11 @@ class DiscordAdapter:
         self._spawn(self._message(engine, message, inbound), inbound.event_id)
 
     async def _message(self, engine: Engine, message: discord.Message, inbound: Inbound) -> None:
-        if await engine.ctx.store.seen_event(inbound.event_id):
-            return  # replayed by the Gateway (a resume) or handled before a restart
         if is_top_level(message, self.channels):
+            if await engine.ctx.store.seen_event(inbound.event_id):
+                return  # replayed by the Gateway (a resume): its thread exists, its task too
             await self._open_thread(message, inbound.text)
+        # The engine drops an event id it has seen (a replayed thread reply) by itself.
         decided = await self._decide(engine, inbound)
         if decided is not None:
             await self._show_decided_card(decided)

@@ -15,7 +15,8 @@ same transaction). Measured from the moment the fake writes the frame to the soc
   dispatched.
 
 The ratio row is adapter ÷ bare (latency) and bare ÷ adapter (throughput): how many times the
-bare dispatch the whole path costs, in the same run.
+bare dispatch the whole path costs, in the same run. A last row hands the same kind of Inbound
+to `Engine.handle` directly (no Gateway, no adapter): the engine's and store's share of it.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from bot.adapter import Router
 from bot.discord import DiscordAdapter
 from bot.discord.client import api_base, intents
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, RoomRef
+from rooms.model import GroupPolicy, Inbound, RoomRef
 from rooms.store import Store
 from tests.fakes.discord_api import ALICE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner, hang
@@ -99,6 +100,26 @@ async def measure(
     return latencies, burst_n / (finished - started)
 
 
+async def measure_engine(
+    engine: Engine, thread: str, latency_n: int, burst_n: int
+) -> tuple[list[float], float]:
+    """The engine's share: the same Inbound handed to `Engine.handle` directly, no Gateway."""
+    room = RoomRef("discord", str(CHANNEL_ID), thread)
+
+    def inbound(tag: str) -> Inbound:
+        return Inbound(room, str(ALICE), f"engine {tag}", event_id=f"bench:{tag}")
+
+    latencies = []
+    for i in range(latency_n):
+        sent = time.perf_counter()
+        await engine.handle(inbound(f"note {i}"))
+        latencies.append(time.perf_counter() - sent)
+    started = time.perf_counter()
+    for i in range(burst_n):
+        await engine.handle(inbound(f"burst {i}"))
+    return latencies, burst_n / (time.perf_counter() - started)
+
+
 async def start_client(client: discord.Client, token: str) -> asyncio.Task[None]:
     await client.login(token)
     task = asyncio.create_task(client.connect())
@@ -137,6 +158,7 @@ async def run(latency_n: int, burst_n: int) -> None:
         ours = await measure(fake, thread, stored, latency_n, burst_n, "adapter")
         messages = await store.messages(1)
         assert len(messages) == latency_n + burst_n, (len(messages), "every event stored once")
+        engine_only = await measure_engine(engine, thread, latency_n, burst_n)
         await adapter.stop()
         await engine.stop()
         await store.close()
@@ -149,7 +171,7 @@ async def run(latency_n: int, burst_n: int) -> None:
             await bare.close()
             await asyncio.gather(gateway, return_exceptions=True)
     await fake.stop()
-    report(base, ours, latency_n, burst_n)
+    report(base, ours, engine_only, latency_n, burst_n)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -157,9 +179,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def report(
-    base: tuple[list[float], float], ours: tuple[list[float], float], latency_n: int, burst_n: int
-) -> None:
+Result = tuple[list[float], float]
+
+
+def report(base: Result, ours: Result, engine_only: Result, latency_n: int, burst_n: int) -> None:
     rows = [("bare discord.py → no-op on_message", base), ("adapter → engine → stored", ours)]
     print(f"MESSAGE_CREATE handling: {latency_n} one at a time, then a burst of {burst_n}")
     print(f"{'path':<38}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'msgs/s':>10}")
@@ -173,6 +196,11 @@ def report(
         f"{'ratio (adapter / bare)':<38}{pct(ol, 0.5) / pct(bl, 0.5):>9.1f}x"
         f"{pct(ol, 0.99) / pct(bl, 0.99):>9.1f}x{statistics.mean(ol) / statistics.mean(bl):>9.1f}x"
         f"{br / orate:>9.1f}x"
+    )
+    el, erate = engine_only
+    print(
+        f"{'(Engine.handle alone, no Gateway)':<38}{pct(el, 0.5):>10.2f}{pct(el, 0.99):>10.2f}"
+        f"{statistics.mean(el) * 1000:>10.2f}{erate:>10.0f}"
     )
 
 
