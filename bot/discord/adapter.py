@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 THREAD_ARCHIVE_MIN: Literal[10080] = 10080  # a week: tasks can wait for people that long
 READY_TIMEOUT_S = 60.0
+_REMEMBERED_CHANNELS = 10_000
 _THREAD_EXISTS = 160004  # Discord: "A thread has already been created for this message"
 
 
@@ -81,6 +82,7 @@ class DiscordAdapter:
         self._stack = contextlib.ExitStack()
         self._inflight: set[asyncio.Task[None]] = set()
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -145,29 +147,70 @@ class DiscordAdapter:
 
     async def _on_message(self, message: discord.Message) -> None:
         engine = self._engine
+        if engine is None or message.author.bot or message.webhook_id is not None:
+            return  # our own posts come back through the Gateway too; bots never steer a task
+        if isinstance(message.channel, discord.PartialMessageable) and message.guild is not None:
+            self._spawn(self._uncached(engine, message), f"discord:{message.id}")
+            return
         inbound = message_inbound(message, self.client.user, self.channels)
-        if engine is None or inbound is None or inbound.from_bot:
+        if inbound is None or inbound.from_bot:
             return
         self._spawn(self._message(engine, message, inbound), inbound.event_id)
+
+    async def _uncached(self, engine: Engine, message: discord.Message) -> None:
+        """A message in a channel this process has not seen: a thread archived before it
+        started (Discord lists only active threads at connect). Ask Discord what it is, once."""
+        channel_id = message.channel.id
+        if channel_id in self._not_ours:
+            return
+        try:
+            channel = await self.client.fetch_channel(channel_id)
+        except discord.HTTPException as exc:
+            log.info("discord: cannot look up channel %s: %s", channel_id, exc)
+            return
+        if not (isinstance(channel, discord.Thread) and str(channel.parent_id) in self.channels):
+            self._not_ours.add(channel_id)
+            while len(self._not_ours) > _REMEMBERED_CHANNELS:
+                self._not_ours.pop()
+            return
+        message.channel = channel
+        inbound = message_inbound(message, self.client.user, self.channels)
+        if inbound is not None and not inbound.from_bot:
+            await self._message(engine, message, inbound)
 
     async def _message(self, engine: Engine, message: discord.Message, inbound: Inbound) -> None:
         if is_top_level(message, self.channels):
             if await engine.ctx.store.seen_event(inbound.event_id):
                 return  # replayed by the Gateway (a resume): its thread exists, its task too
-            await self._open_thread(message, inbound.text)
+            if not await self._open_thread(message, inbound.text):
+                return  # no room without a thread; nothing was handed on
         # The engine drops an event id it has seen (a replayed thread reply) by itself.
         decided = await self._decide(engine, inbound)
         if decided is not None:
             await self._show_decided_card(decided)
 
-    async def _open_thread(self, message: discord.Message, text: str) -> None:
+    async def _open_thread(self, message: discord.Message, text: str) -> bool:
+        """The task's thread, started from the mention; False (and the person told why, in the
+        channel) when the bot may not create threads there."""
         try:
             await message.create_thread(
                 name=thread_name(text), auto_archive_duration=THREAD_ARCHIVE_MIN
             )
+        except discord.Forbidden:
+            log.warning("discord: no permission to create threads in %s", message.channel.id)
+            with contextlib.suppress(discord.HTTPException):
+                await message.reply(
+                    "I cannot open a thread for this here: I need Create Public Threads and "
+                    "Send Messages in Threads in this channel (`tribunal doctor` lists what is "
+                    "missing).",
+                    mention_author=False,
+                    allowed_mentions=NO_PINGS,
+                )
+            return False
         except discord.HTTPException as exc:
             if exc.code != _THREAD_EXISTS:
                 raise
+        return True
 
     async def _on_click(
         self, interaction: discord.Interaction[Any], action: str, value: str

@@ -182,6 +182,7 @@ class FakeDiscord:
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.replayed: list[tuple[int, str, Any]] = []  # (seq, event, its id) sent on RESUME
         self.replay_overlap = 0  # events a RESUME sends again although the client had them
+        self.threads_allowed = True  # the bot's Create Public Threads
         self.echo = True  # MESSAGE_CREATE for messages the bot and its webhooks post
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
         self._sessions: dict[str, _Session] = {}
@@ -380,7 +381,11 @@ class FakeDiscord:
             "unavailable": False,
             "joined_at": "2024-01-01T00:00:00+00:00",
             "channels": [c for c in self.channels.values() if c["type"] == 0],
-            "threads": [c for c in self.channels.values() if c["type"] == 11],  # active ones
+            "threads": [  # active ones only, as Discord does
+                c
+                for c in self.channels.values()
+                if c["type"] == 11 and not c["thread_metadata"]["archived"]
+            ],
             "members": [member_obj(BOT_ID, bot_roles)]
             + [member_obj(uid, roles) for uid, roles in ROLES_OF.items()],
             "voice_states": [],
@@ -662,6 +667,9 @@ class FakeDiscord:
         if limited is not None:
             return limited
         cid, mid = request.match_info["cid"], request.match_info["mid"]
+        if not self.threads_allowed:
+            error = {"message": "Missing Permissions", "code": 50013}
+            return await self._done(call, _json(error, 403))
         if mid in self.channels:
             error = {
                 "message": "A thread has already been created for this message",

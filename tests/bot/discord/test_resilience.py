@@ -102,3 +102,34 @@ async def test_a_gateway_reconnect_resumes_loses_nothing_and_handles_nothing_twi
         answers = [m for m in await s.app.store.messages(1) if m.kind == "answer"]
         assert [a.text for a in answers] == ["use the test password from the vault"]
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
+
+
+async def test_after_a_restart_a_reply_in_an_archived_thread_still_answers(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    runner = pair_with_escalation()
+    async with served(settings, fake, runner) as s:
+        thread, card = await open_escalation(s)
+    # Discord lists only active threads at connect: the new process has never seen this one.
+    fake.channels[thread]["thread_metadata"]["archived"] = True
+    async with served(settings, fake, runner) as s:
+        await fake.say(ALICE, "use the test password from the vault", channel=thread)
+        await s.until(lambda: s.app.store.task(1))
+        await s.settle()
+        assert (await s.task()).status == "closed"
+        assert any(c.path.endswith(f"/channels/{thread}") and c.method == "GET" for c in fake.calls)
+        # Its card is not known to this process: left as it was (its buttons now answer stale).
+        assert fake.messages[card]["components"]
+
+
+async def test_without_create_threads_the_person_is_told_and_nothing_opens(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    fake.threads_allowed = False
+    async with served(settings, fake, ScriptedRunner()) as s:
+        mention = await fake.say(ALICE, "add a flag", mention=True)
+        await s.until(lambda: len(fake.in_channel(str(mention["channel_id"]))) > 1)
+        await s.settle()
+        reply = fake.in_channel(str(mention["channel_id"]))[-1]
+        assert "I need Create Public Threads" in reply["content"]
+        assert await s.app.store.task(1) is None
