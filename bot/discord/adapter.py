@@ -187,7 +187,7 @@ class DiscordAdapter:
         # The engine drops an event id it has seen (a replayed thread reply) by itself.
         decided = await self._decide(engine, inbound)
         if decided is not None:
-            await self._show_decided_card(decided)
+            await self._show_decided_card(engine, decided)
 
     async def _open_thread(self, message: discord.Message, text: str) -> bool:
         """The task's thread, started from the mention; False (and the person told why, in the
@@ -249,12 +249,12 @@ class DiscordAdapter:
             return None
         return after
 
-    async def _show_decided_card(self, decided: Escalation) -> None:
-        """The card of a question decided by a reply: known when this process posted it (after a
-        restart its buttons answer as stale, which is true)."""
-        where = self.poster.cards.pop(decided.id, None)
+    async def _show_decided_card(self, engine: Engine, decided: Escalation) -> None:
+        """The card of a question decided by a reply: the one this process posted, or, after a
+        restart, the one the outbox recorded as sent for it."""
+        where = self.poster.cards.pop(decided.id, None) or await _posted_card(engine, decided.id)
         if where is None:
-            log.info("discord: card of escalation %s not known here; left as it is", decided.id)
+            log.info("discord: card of escalation %s not found; left as it is", decided.id)
             return
         thread, message_id = where
         partial = self.client.get_partial_messageable(int(thread)).get_partial_message(
@@ -304,6 +304,16 @@ class DiscordAdapter:
     async def mode(self, channel_id: str) -> str:
         """How roles speak in a channel: "webhooks" or "embeds" (doctor, tests)."""
         return await self.poster.mode(channel_id)
+
+
+async def _posted_card(engine: Engine, escalation_id: int) -> tuple[str, str] | None:
+    """(thread, message id) of the card the outbox posted for an escalation (rare: a decision
+    by reply after a restart; the store has no lookup by key, so the sent rows are read)."""
+    key = f"escalation:{escalation_id}"
+    for row in await engine.ctx.store.outbox(status="sent"):
+        if row.key == key and row.message_id and row.room.platform == PLATFORM:
+            return row.room.thread, row.message_id.rpartition(":")[2]
+    return None
 
 
 def _int(value: str) -> int | None:

@@ -118,8 +118,9 @@ async def test_after_a_restart_a_reply_in_an_archived_thread_still_answers(
         await s.settle()
         assert (await s.task()).status == "closed"
         assert any(c.path.endswith(f"/channels/{thread}") and c.method == "GET" for c in fake.calls)
-        # Its card is not known to this process: left as it was (its buttons now answer stale).
-        assert fake.messages[card]["components"]
+        # This process did not post the card: the outbox's record of it is found and edited.
+        assert fake.messages[card]["components"] == []
+        assert f"Answered by <@{ALICE}>" in text_of(fake.messages[card])
 
 
 async def test_without_create_threads_the_person_is_told_and_nothing_opens(
