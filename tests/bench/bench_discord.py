@@ -38,7 +38,7 @@ from bot.discord.client import api_base, intents
 from rooms.engine import Engine
 from rooms.model import GroupPolicy, Inbound, RoomRef
 from rooms.store import Store
-from tests.fakes.discord_api import ALICE, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord import ALICE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner, hang
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from bot.settings import Settings
 from tests.bot.discord.kit import write_settings
-from tests.fakes.discord_api import FakeDiscord
+from tests.fakes.discord import FakeDiscord
 
 
 @pytest.fixture

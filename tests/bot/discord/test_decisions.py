@@ -12,7 +12,7 @@ from typing import Any
 from bot.settings import Settings
 from tests.bot.discord.kit import ephemeral_followups, open_escalation, served, text_of
 from tests.bot.discord.test_flow import pair_with_escalation
-from tests.fakes.discord_api import ALICE, BOB, BOT_ID, CAROL, FakeDiscord
+from tests.fakes.discord import ALICE, BOB, BOT_ID, CAROL, FakeDiscord
 from tests.fakes.runner import Reply, ScriptedRunner
 
 

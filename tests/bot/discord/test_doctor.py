@@ -13,7 +13,7 @@ import pytest
 from bot.discord.doctor import channel_permissions, discord_checks_async
 from bot.doctor import run_doctor
 from bot.settings import Settings, load_settings
-from tests.fakes.discord_api import CHANNEL_ID, FakeDiscord
+from tests.fakes.discord import CHANNEL_ID, FakeDiscord
 
 
 def lines(checks: list) -> dict[str, tuple[bool, str]]:  # type: ignore[type-arg]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bot.settings import Settings
 from tests.bot.discord.kit import ESCALATE, served, text_of
-from tests.fakes.discord_api import ALICE, APP_ID, BOT_ID, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord import ALICE, APP_ID, BOT_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import Reply, ScriptedRunner
 
 

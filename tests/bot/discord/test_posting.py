@@ -11,7 +11,7 @@ import asyncio
 from bot.settings import Settings
 from rooms.model import Outbound, RoomRef
 from tests.bot.discord.kit import served, text_of
-from tests.fakes.discord_api import (
+from tests.fakes.discord import (
     ALICE,
     BOB,
     CHANNEL_ID,

@@ -10,7 +10,7 @@ import time
 from bot.settings import Settings
 from tests.bot.discord.kit import ephemeral_followups, open_escalation, served, text_of
 from tests.bot.discord.test_flow import pair_with_escalation
-from tests.fakes.discord_api import ALICE, FakeDiscord
+from tests.fakes.discord import ALICE, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
 
 

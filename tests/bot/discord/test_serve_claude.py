@@ -16,7 +16,7 @@ import pytest
 
 from tests.bot.discord.kit import text_of
 from tests.bot.test_chat_cli import TRIBUNAL, _env
-from tests.fakes.discord_api import ALICE, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord import ALICE, CHANNEL_ID, FakeDiscord
 from tests.fakes.messages_api import FakeMessagesAPI, prompt_contains, system_contains, text
 
 OWNER = system_contains("You are the owner")

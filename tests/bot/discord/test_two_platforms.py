@@ -12,7 +12,7 @@ from bot.app import open_app
 from bot.discord.factory import make_adapter
 from rooms.model import Inbound, RoomRef
 from tests.bot.discord.kit import text_of, write_settings
-from tests.fakes.discord_api import ALICE, FakeDiscord
+from tests.fakes.discord import ALICE, FakeDiscord
 from tests.fakes.platform import RecordingAdapter
 from tests.fakes.runner import ScriptedRunner
 
