@@ -151,3 +151,37 @@ async def test_without_manage_webhooks_roles_speak_in_labelled_embeds(
         assert edits and all(
             c.body["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner" for c in edits
         )
+
+
+async def test_approve_by_mention_in_the_thread_decides_and_edits_the_card(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    async with served(settings, fake, pair_with_escalation()) as s:
+        thread, card = await open_escalation(s)
+        await fake.say(BOB, "approve", mention=True, channel=thread)
+        await s.settle()
+        assert (await s.task()).status == "waiting_human" and card_edits(fake, card) == 0
+        await fake.say(CAROL, "approve", mention=True, channel=thread)
+        await s.until(lambda: card_edits(fake, card) == 1)
+        await s.settle()
+        assert (await s.task()).status == "closed"
+        assert f"Approved by <@{CAROL}>" in text_of(fake.messages[card])
+
+
+async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    async with served(settings, fake, pair_with_escalation()) as s:
+        thread, card = await open_escalation(s)
+        click = await fake.click(card, "tribunal:approve:1", ALICE)
+        await s.until(lambda: card_edits(fake, card) == 1)
+        await s.settle()
+        order = [
+            i
+            for i, c in enumerate(fake.calls)
+            if c.query.get("interaction_id") == click
+            or (c.method == "PATCH" and c.message_id == card)
+            or "approved; the owner" in str(c.body)
+        ]
+        kinds = ["callback" if "callback" in fake.calls[i].path else "later" for i in order]
+        assert kinds[0] == "callback" and kinds.count("callback") == 1
