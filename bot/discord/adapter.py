@@ -83,6 +83,7 @@ class DiscordAdapter:
         self._inflight: set[asyncio.Task[None]] = set()
         self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
         self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
+        self._stopping = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -95,13 +96,7 @@ class DiscordAdapter:
             try:
                 await self.client.login(self.token)
             except discord.LoginFailure:
-                raise SettingsError(
-                    [
-                        "settings: discord: Discord refused DISCORD_BOT_TOKEN; reset it in the "
-                        "developer portal (Bot → Reset Token), set it again, check with `tribunal "
-                        "doctor`"
-                    ]
-                ) from None
+                raise SettingsError([TOKEN_REFUSED]) from None
             self._gateway = asyncio.create_task(self.client.connect(), name="discord-gateway")
             ready = asyncio.create_task(self.client.wait_until_ready())
             done, _ = await asyncio.wait(
@@ -110,14 +105,7 @@ class DiscordAdapter:
             if ready not in done:
                 ready.cancel()
                 if self._gateway in done:
-                    if isinstance(self._gateway.exception(), discord.PrivilegedIntentsRequired):
-                        raise SettingsError(
-                            [
-                                "settings: discord: turn on Message Content Intent (developer "
-                                "portal → Bot → Privileged Gateway Intents): Discord refused it"
-                            ]
-                        )
-                    self._gateway.result()  # what closed it
+                    _raise_ended(self._gateway)
                     raise ConnectionError("discord: the Gateway closed before it was ready")
                 raise TimeoutError("discord: the Gateway was not ready in time")
         except BaseException:
@@ -126,6 +114,7 @@ class DiscordAdapter:
         log.info("discord: connected as %s", self.client.user)
 
     async def stop(self) -> None:
+        self._stopping = True
         if not self.client.is_closed():
             await self.client.close()
         if self._gateway is not None:
@@ -136,6 +125,19 @@ class DiscordAdapter:
         await self.pacer.close()
         self._stack.close()
         self._engine = None
+
+    async def finished(self) -> None:
+        """Returns when the Gateway connection has ended for good (discord.py reconnects and
+        resumes by itself; it ends on a refused token or intent), raising what ended it, so
+        `serve` ends and a service manager can restart it, rather than run deaf."""
+        gateway = self._gateway
+        if gateway is None:
+            return
+        await asyncio.wait({gateway})
+        if self._stopping:
+            return  # stopped on purpose
+        _raise_ended(gateway)
+        raise ConnectionError("discord: the Gateway connection ended")
 
     async def drain(self) -> None:
         """Wait until every event received so far has been handled and every edit sent."""
@@ -314,6 +316,30 @@ async def _posted_card(engine: Engine, escalation_id: int) -> tuple[str, str] | 
         if row.key == key and row.message_id and row.room.platform == PLATFORM:
             return row.room.thread, row.message_id.rpartition(":")[2]
     return None
+
+
+TOKEN_REFUSED = (
+    "settings: discord: Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal "
+    "(Bot → Reset Token), set it again, check with `tribunal doctor`"
+)
+INTENT_REFUSED = (
+    "settings: discord: turn on Message Content Intent (developer portal → Bot → Privileged "
+    "Gateway Intents): Discord refused it"
+)
+_AUTHENTICATION_FAILED = 4004  # Gateway close code: the token is not (or no longer) valid
+
+
+def _raise_ended(gateway: asyncio.Task[None]) -> None:
+    """Raise what ended the Gateway task: a settings error a person can act on where it is one."""
+    if gateway.cancelled():
+        raise ConnectionError("discord: the Gateway connection was cancelled")
+    exc = gateway.exception()
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        raise SettingsError([INTENT_REFUSED]) from None
+    if isinstance(exc, discord.ConnectionClosed) and exc.code == _AUTHENTICATION_FAILED:
+        raise SettingsError([TOKEN_REFUSED]) from None
+    if exc is not None:
+        raise exc
 
 
 def _int(value: str) -> int | None:

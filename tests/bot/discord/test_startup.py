@@ -99,3 +99,22 @@ async def test_a_long_429_on_the_webhook_is_left_to_the_outbox(
         assert [m["content"] for m in owner] == ["DONE\nadded it", "DONE\nwrapped up"]
         retried = [r for r in await s.app.store.outbox() if r.text == "DONE\nadded it"]
         assert retried[0].attempts == 2
+
+
+async def test_serve_ends_with_a_settings_error_when_discord_revokes_the_token(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    """discord.py reconnects and resumes by itself (test_resilience); a close it cannot recover
+    from ends `serve` with the reason, instead of leaving a bot that hears nothing."""
+    from bot.serve import serve
+
+    adapter = make_adapter(settings)
+    assert adapter is not None
+    running = asyncio.create_task(serve(settings, [adapter], runner=ScriptedRunner()))
+    await fake.wait_until(lambda: fake.identified)
+    await asyncio.sleep(0.3)  # ready
+    await fake.drop_gateway(code=4004)  # Authentication failed
+    with pytest.raises(SettingsError) as caught:
+        async with asyncio.timeout(10):
+            await running
+    assert "Discord refused DISCORD_BOT_TOKEN" in caught.value.lines[0]
