@@ -63,7 +63,10 @@ def plain_text(message: discord.Message, bot_id: int | None) -> str:
         found = guild.get_channel_or_thread(int(match.group(1))) if guild else None
         return "#" + (found.name if found else match.group(1))
 
-    text = _USER_MENTION.sub(user, message.content)
+    text = message.content
+    if bot_id is not None:  # our mention only says the message is for us: gone, spaces kept one
+        text = re.sub(rf"[ \t]*<@!?{bot_id}>[ \t]*", " ", text)
+    text = _USER_MENTION.sub(user, text)
     text = _ROLE_MENTION.sub(role, text)
     text = _CHANNEL_MENTION.sub(channel, text)
     return "\n".join(line.rstrip() for line in text.strip().splitlines()).strip()

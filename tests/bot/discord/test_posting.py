@@ -14,6 +14,7 @@ from tests.bot.discord.kit import served, text_of
 from tests.fakes.discord import (
     ALICE,
     BOB,
+    BOT_ID,
     CHANNEL_ID,
     OTHER_BOT,
     OTHER_CHANNEL_ID,
@@ -144,3 +145,19 @@ async def test_what_is_not_for_us_is_left_alone(settings: Settings, fake: FakeDi
         # Every post of ours came back through the Gateway (as on Discord) and opened nothing.
         echoed = [m for m in fake.messages.values() if m["author"].get("bot")]
         assert echoed
+
+
+async def test_the_task_text_is_what_a_person_reads(settings: Settings, fake: FakeDiscord) -> None:
+    runner = ScriptedRunner({"owner": [hang()]})
+    async with served(settings, fake, runner) as s:
+        await fake.say(
+            ALICE,
+            f"ask <@{BOB}> about the parser in <#{CHANNEL_ID}>, <@{BOT_ID}> thanks",
+            mention=True,
+            mentions=(BOB,),
+        )
+        await s.until(lambda: s.app.store.task(1))
+        task = await s.task()
+        assert task.text == "ask @bob about the parser in #tribunal, thanks"
+        await runner.wait_calls(1)
+        assert "<@" not in runner.calls[0].prompt

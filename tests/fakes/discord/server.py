@@ -131,11 +131,13 @@ class FakeDiscord(Gateway, Rest):
         channel: int | str = CHANNEL_ID,
         mention: bool = False,
         mid: str | None = None,
+        mentions: tuple[int, ...] = (),
     ) -> dict[str, Any]:
-        """A person's message (MESSAGE_CREATE); `mention` puts the bot's mention first."""
+        """A person's message (MESSAGE_CREATE); `mention` puts the bot's mention first;
+        `mentions`: the users the text mentions (`<@id>` in it) beside the bot."""
         content = f"<@{BOT_ID}> {text}" if mention else text
         message = self._message(str(channel), USERS[uid], content, mid=mid)
-        message["mentions"] = [USERS[BOT_ID]] if mention else []
+        message["mentions"] = ([USERS[BOT_ID]] if mention else []) + [USERS[u] for u in mentions]
         message["member"] = member_obj(uid, ROLES_OF[uid], with_user=False)
         self.messages[message["id"]] = message
         await self.dispatch("MESSAGE_CREATE", message)
