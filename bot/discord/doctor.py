@@ -78,7 +78,17 @@ async def discord_checks_async(settings: Settings) -> list[Check]:
                         "(developer portal → Bot → Privileged Gateway Intents)",
                     )
                 )
-            for channel in sorted(registered_channels(settings)):
+            channels = sorted(registered_channels(settings))
+            if not channels:
+                checks.append(
+                    Check(
+                        "discord channels",
+                        False,
+                        'no group has platform = "discord": the bot would answer nowhere',
+                        required=False,
+                    )
+                )
+            for channel in channels:
                 checks.append(await _channel_check(client.http, channel, bot_id))
         finally:
             await client.close()

@@ -238,8 +238,8 @@ class Poster:
                 if hook.name == WEBHOOK_NAME and me is not None and hook.user == me and hook.token:
                     return hook
             return await channel.create_webhook(name=WEBHOOK_NAME, reason="Tribunal personas")
-        except discord.Forbidden:
-            log.info("discord: webhooks refused in %s: roles speak in embeds", channel_id)
+        except discord.HTTPException as exc:  # refused, or the channel's 15 webhooks are taken
+            log.info("discord: no webhook in %s (%s): roles speak in embeds", channel_id, exc)
             return None
 
     def _interaction(self, event_id: str | None) -> discord.Interaction[Any] | None:

@@ -102,3 +102,16 @@ def test_permission_arithmetic() -> None:
     assert admin.manage_webhooks
     owner = channel_permissions(guild, {"user": {"id": "9"}, "roles": []}, channel)
     assert owner.administrator
+
+
+async def test_a_token_without_any_discord_group_is_a_warning(
+    clean_settings_env: Path, fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DISCORD_BOT_TOKEN", fake.token)
+    monkeypatch.setenv("DISCORD_API_URL", fake.api_url)
+    (check,) = [
+        c
+        for c in await discord_checks_async(load_settings(env_file=None))
+        if c.name == "discord channels"
+    ]
+    assert not check.ok and not check.required and "answer nowhere" in check.text
