@@ -185,3 +185,27 @@ async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
         ]
         kinds = ["callback" if "callback" in fake.calls[i].path else "later" for i in order]
         assert kinds[0] == "callback" and kinds.count("callback") == 1
+
+
+async def test_when_the_channel_has_no_room_for_our_webhook_roles_speak_in_embeds(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    fake.webhooks_full = True  # Manage Webhooks, but the channel's 15 webhooks are taken
+    runner = ScriptedRunner(
+        {"owner": ["DONE\nadded it", "DONE\nwrapped up"], "reviewer": ["APPROVED\nfine"]}
+    )
+    async with served(settings, fake, runner) as s:
+        mention = await fake.say(ALICE, "write a parser", mention=True)
+        await s.until(lambda: s.app.store.task(1))
+        await s.settle()
+        assert (await s.task()).status == "closed"
+        assert await s.adapter.mode(str(mention["channel_id"])) == "embeds"
+        owner = [
+            m
+            for m in fake.in_channel(str(mention["id"]))
+            if m["embeds"] and m["embeds"][0].get("author", {}).get("name") == "🛠️ Tribunal · owner"
+        ]
+        assert [m["embeds"][0]["description"] for m in owner] == [
+            "DONE\nadded it",
+            "DONE\nwrapped up",
+        ]

@@ -288,6 +288,9 @@ class Rest:
             return await self._done(
                 call, _json({"message": "Missing Permissions", "code": 50013}, 403)
             )
+        if self.webhooks_full:
+            error = {"message": "Maximum number of webhooks reached (15)", "code": 30007}
+            return await self._done(call, _json(error, 400))
         wid = snowflake()
         hook = {
             "id": wid,

@@ -45,6 +45,7 @@ class FakeDiscord(Gateway, Rest):
         self.webhooks: dict[str, dict[str, Any]] = {}
         self.replayed: list[tuple[int, str, Any]] = []  # (seq, event, its id) sent on RESUME
         self.replay_overlap = 0  # events a RESUME sends again although the client had them
+        self.webhooks_full = False  # the channel has its 15 webhooks (none of them ours)
         self.threads_allowed = True  # the bot's Create Public Threads
         self.echo = True  # MESSAGE_CREATE for messages the bot and its webhooks post
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
