@@ -79,6 +79,11 @@ class EditPacer:
 
     async def _flush_later(self, pace: _Pace) -> None:
         try:
+            # Sleep outside the lock, so an outbox edit that comes meanwhile goes first and
+            # supersedes the waiting one; then wait out what that edit started.
+            wait = self._wait(pace)
+            if wait > 0:
+                await asyncio.sleep(wait)
             async with pace.lock:
                 wait = self._wait(pace)
                 if wait > 0:
