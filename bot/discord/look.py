@@ -109,6 +109,22 @@ _DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected"}
 _SNOWFLAKE = re.compile(r"[0-9]{15,21}")
 
 
+_BARE_ID = re.compile(r"(?<![<@&#0-9])[0-9]{17,20}(?![0-9>])")
+
+
+def named(text: str, role_ids: frozenset[str]) -> str:
+    """Tribunal's own replies with the Discord ids they name (who opened, who approved, who was
+    refused) as mentions, which Discord shows as names (mentions never ping here). Only for the
+    engine's own short replies, whose long numbers are such ids; never for cards or agents'
+    output, which quote what agents wrote."""
+
+    def mention(match: re.Match[str]) -> str:
+        found = match.group()
+        return f"<@&{found}>" if found in role_ids else f"<@{found}>"
+
+    return _BARE_ID.sub(mention, text)
+
+
 def who(user: str | None) -> str:
     """A Discord user id as a mention (shown as the name, no ping: mentions are off); else as
     written."""

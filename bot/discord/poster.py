@@ -21,14 +21,23 @@ import io
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import discord
 
 from bot.discord.buttons import decision_view
 from bot.discord.client import MAX_RATELIMIT_WAIT_S
-from bot.discord.look import CONTENT_LIMIT, card_embed, clip, is_card, labelled, parts, persona
+from bot.discord.look import (
+    CONTENT_LIMIT,
+    card_embed,
+    clip,
+    is_card,
+    labelled,
+    named,
+    parts,
+    persona,
+)
 from bot.render import escalation_id
 from rooms.model import Outbound, RoomRef
 
@@ -91,6 +100,8 @@ class Poster:
         return posted
 
     async def _post(self, message: Outbound) -> str:
+        if message.persona == "tribunal" and not is_card(message):  # a card quotes agents
+            message = replace(message, text=named(message.text, self._role_ids(message.room)))
         if message.private_to is not None:
             interaction = self._interaction(message.in_reply_to)
             if interaction is not None:
@@ -178,6 +189,11 @@ class Poster:
             extra["nonce"] = f"t{message.outbox_id}.{part}"  # Discord: at most 25 characters
         sent_by_bot = await self.thread(room).send(content, **extra)
         return f"{kind}:{sent_by_bot.id}"
+
+    def _role_ids(self, room: RoomRef) -> frozenset[str]:
+        channel = self.client.get_channel(int(room.channel))
+        guild = getattr(channel, "guild", None)
+        return frozenset(str(r.id) for r in guild.roles) if guild is not None else frozenset()
 
     def thread(self, room: RoomRef) -> discord.PartialMessageable:
         return self.client.get_partial_messageable(int(room.thread), type=None)

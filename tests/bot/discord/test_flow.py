@@ -70,7 +70,8 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
         assert f"Approved by <@{ALICE}>" in text_of(decided)
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
         everything = "\n".join(text_of(m) for m in fake.in_channel(thread))
-        assert "approved; the owner continues" in everything
+        assert f"<@{ALICE}> approved; the owner continues" in everything  # shown as @alice
+        assert f"Task opened by <@{ALICE}>" in everything
         assert "used the test password" in everything
         assert not fake.unhandled()
         # Nothing we post can ping: agents' text may say @everyone or <@id>.

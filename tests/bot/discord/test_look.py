@@ -15,6 +15,7 @@ from bot.discord.look import (
     decided_embed,
     is_card,
     labelled,
+    named,
     parts,
     persona,
     who,
@@ -137,3 +138,20 @@ def test_parts_of_the_sizes_the_issue_names() -> None:
     assert not attach and len(pieces) == 3 and "".join(pieces) == five
     pieces, attach = parts("z" * 50_000)
     assert attach and len(pieces) == 1 and pieces[0].startswith("z" * 1000)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("1100000000000000003 approved", "<@1100000000000000003> approved"),
+        (
+            "only approvers: 1100000000000000003, 1250000000000000002",
+            "only approvers: <@1100000000000000003>, <@&1250000000000000002>",
+        ),
+        ("already <@1100000000000000003>", "already <@1100000000000000003>"),
+        ("task #12 and 123456", "task #12 and 123456"),  # short numbers are not ids
+        ("x" + "1" * 25, "x" + "1" * 25),  # nor longer ones
+    ],
+)
+def test_named_turns_ids_into_mentions(text: str, shown: str) -> None:
+    assert named(text, frozenset({"1250000000000000002"})) == shown
