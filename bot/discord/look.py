@@ -145,7 +145,7 @@ def decided_embed(escalation: Escalation, at: float) -> discord.Embed:
         lines.append(f"**Answer**\n{answer}")
     lines.append(f"{verb} by {who(escalation.answered_by)} <t:{int(at)}:f>")
     embed = discord.Embed(
-        title=f"{verb}: task question {escalation.id}",
+        title=f"{verb} · escalation #{escalation.id}",
         description=clip("\n\n".join(lines), DESCRIPTION_LIMIT),
         colour=DECIDED_COLOURS.get(answer, PERSONAS["tribunal"].colour),
     )
