@@ -25,7 +25,10 @@ from rooms.model import Task
 from tests.fakes.discord import ALICE, APP_ID, APPROVER_ROLE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
 
-ESCALATE = "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?"
+ESCALATE = (  # an ESCALATE offers 2 to 4 options (the engine asks the arbiter again otherwise)
+    "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?\n"
+    "Options:\n- yes, the test one\n- no, stop"
+)
 
 
 def write_settings(
