@@ -2,7 +2,9 @@
 passes, 1 otherwise.
 
 Checks: settings; model credentials for the agent types in use; chat platform tokens (Slack's
-against the Web API: auth.test and the scopes, bot/slack/doctor.py); the backend
+against the Web API: auth.test and the scopes, bot/slack/doctor.py; for Discord also the token
+itself, the message-content intent and the bot's permissions in each registered channel,
+bot/discord/doctor.py); the backend
 the bot would use and why (bot/backend.py: `auto` picks docker when the engine answers and has
 the image); the container engine (answers a ping: name, version, API version); the runner image
 (present, with its id); the runner binaries; the database (opens, schema at the latest
@@ -81,6 +83,9 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     yield check_credentials(settings)
     yield check_platforms(settings)
     yield from check_slack(settings)
+    from bot.discord.doctor import discord_checks  # late: it imports Check from here
+
+    yield from discord_checks(settings)
     probe = probe_engine(settings, name=True)
     backend, kind = check_backend(settings, probe)
     yield backend

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bot.adapter
 import bot.console  # noqa: F401  (registers "console")
+import bot.discord  # noqa: F401  (registers "discord")
 import bot.slack  # noqa: F401  (registers "slack")
 
 __all__ = ["registered"]

@@ -114,3 +114,15 @@ def too_long_for_messages(pieces: list[str], max_pieces: int) -> bool:
 def file_note(total_chars: int) -> str:
     """The line under the opening piece of a text posted whole as a file."""
     return f"(… {total_chars:,} characters in all: the whole text is in the file below.)"
+
+
+def long_text_parts(text: str, limit: int, max_parts: int) -> tuple[list[str], bool]:
+    """How to post `text` on a platform with a `limit` per message: its pieces (split_text), or,
+    when it would take more than `max_parts` messages, its opening piece with a note, and True:
+    the whole text then goes as a file after it, so a room is never flooded by one output."""
+    pieces = split_text(text or "(empty)", limit)
+    if len(pieces) <= max_parts:
+        return pieces, False
+    note = f"\n\n(… {len(text):,} characters in all: the whole text is in the attached file.)"
+    opening = split_text(text, limit - len(note))[0]  # a fence it cut is closed in it
+    return [opening.rstrip("\n") + note], True

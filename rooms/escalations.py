@@ -65,8 +65,9 @@ def ask(
     return EscalationDraft(kind, question, options, reason, post)
 
 
-def may_answer(policy: GroupPolicy, user: str) -> bool:
-    return user in policy.approvers
+def may_answer(policy: GroupPolicy, user: str, roles: frozenset[str] = frozenset()) -> bool:
+    """An approver by name, or by a platform group (a Discord role) they are in."""
+    return user in policy.approvers or not roles.isdisjoint(policy.approvers)
 
 
 def _who(policy: GroupPolicy) -> str:

@@ -49,6 +49,9 @@ class Inbound:
     from_bot: bool = False
     action: str | None = None  # set for a button click: Action.action
     action_value: str | None = None  # Action.value of the clicked button
+    # The platform groups the user is in, as the platform reported them (Discord role ids), so
+    # an approver may be named by group; never read from the text.
+    roles: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
