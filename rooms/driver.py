@@ -44,15 +44,14 @@ async def drive(ctx: Ctx, task_id: int) -> None:
             break
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     try:
-        await _recover(ctx, task_id)
+        room = await _recover(ctx, task_id)
         while True:
-            task = await ctx.store.task(task_id)
+            # The task as it is, read by renewing our claim on it (one statement): None when it
+            # was taken over (the other engine drives it now) or closed.
+            task = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
             protocol = _acts(task)
             if task is None or protocol is None:
                 return
-            if not await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
-                return  # taken over: the other engine drives it now
-            room = await ctx.store.room(task.room)
             policy = ctx.policies.for_room(room) if room else None
             if room is None or policy is None:
                 log.warning(
@@ -64,8 +63,9 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
 
-async def _recover(ctx: Ctx, task_id: int) -> None:
-    """We hold the lease, so a running turn belongs to an engine that died or gave up."""
+async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
+    """We hold the lease, so a running turn belongs to an engine that died or gave up. Returns
+    the task's room (rooms never change, so the driver reads it once)."""
     now = ctx.now()
     stale = await ctx.store.interrupt_turns(
         task_id, "interrupted: the engine running it stopped; it runs again", now
@@ -73,7 +73,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     task = await ctx.store.task(task_id)
     room = await ctx.store.room(task.room) if task else None
     if not stale or room is None:
-        return
+        return room
     notes = [
         post(
             room,
@@ -86,6 +86,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ]
     await ctx.store.apply(Change(task_id, now, outbox=notes))
     ctx.wake_outbox()
+    return room
 
 
 async def step(

@@ -72,10 +72,4 @@ class History:
 
 
 async def load(store: Store, task_id: int) -> History:
-    return History(
-        turns=await store.turns(task_id),
-        messages=await store.messages(task_id),
-        verdicts=await store.verdicts(task_id),
-        firings=await store.firings(task_id),
-        waited_s=await store.waited_s(task_id),
-    )
+    return await store.history(task_id)

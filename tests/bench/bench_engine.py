@@ -10,7 +10,8 @@ building, marker parsing, detectors, store writes, outbox), peak RSS, and the ra
 run to a floor measured in the same run: the same number of single-row write transactions on a
 store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently as the rooms, and
 the SQL statements per turn the store ran (counted by a trace callback on aiosqlite's underlying
-sqlite3 connection; BEGIN and COMMIT count, as each is one round trip to aiosqlite's thread).
+sqlite3 connection; BEGIN and COMMIT count) and the round trips per turn to aiosqlite's worker
+thread (calls queued on it: a statement each, or a whole transaction run there at once).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 
@@ -69,10 +71,12 @@ class OneGroup:
 
 
 class StatementCounter:
-    """Counts every statement the store's connection runs, on aiosqlite's own thread."""
+    """Counts every statement the store's connection runs, on aiosqlite's own thread, and every
+    round trip to that thread."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.round_trips = 0
 
     def __call__(self, statement: str) -> None:
         self.count += 1
@@ -80,9 +84,18 @@ class StatementCounter:
     async def attach(self, store: Store) -> None:
         conn = store._db  # the store's one aiosqlite connection
         await conn._execute(conn._conn.set_trace_callback, self)
+        queue = conn._execute
+
+        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            self.round_trips += 1
+            return await queue(fn, *args, **kwargs)
+
+        conn._execute = counted  # type: ignore[method-assign]
 
 
-async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, list[float], int]:
+async def run_engine(
+    db: Path, rooms: int, rounds: int
+) -> tuple[float, int, list[float], StatementCounter]:
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)
@@ -103,7 +116,8 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         )
     await engine.idle()
     elapsed = time.perf_counter() - started
-    statements = counter.count
+    counted = StatementCounter()  # a copy: the counts up to here, not engine.stop's
+    counted.count, counted.round_trips = counter.count, counter.round_trips
     await engine.stop()
     await store.close()
     gaps = [
@@ -111,7 +125,7 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         for spans in runner.spans.values()
         for cur, nxt in zip(spans, spans[1:], strict=False)
     ]
-    return elapsed, sum(len(s) for s in runner.spans.values()), gaps, statements
+    return elapsed, sum(len(s) for s in runner.spans.values()), gaps, counted
 
 
 async def run_floor(db: Path, writes: int, concurrency: int) -> float:
@@ -163,8 +177,9 @@ async def main() -> None:
         ("overhead per turn, one room alone, p50", f"{statistics.median(solo_gaps) * 1000:.1f} ms"),
         ("overhead per turn p50", f"{statistics.median(gaps) * 1000:.1f} ms"),
         ("overhead per turn p99", f"{percentile(gaps, 99) * 1000:.1f} ms"),
-        ("SQL statements per turn, one room alone", f"{solo_sql / solo_turns:.1f}"),
-        ("SQL statements per turn", f"{sql / turns:.1f}"),
+        ("SQL statements per turn, one room alone", f"{solo_sql.count / solo_turns:.1f}"),
+        ("SQL statements per turn", f"{sql.count / turns:.1f}"),
+        ("round trips to aiosqlite's thread per turn", f"{sql.round_trips / turns:.1f}"),
         ("peak RSS", f"{rss_mb:.0f} MiB"),
         ("floor: same number of raw store writes", f"{floor_s:.2f} s"),
         ("engine / floor", f"{engine_s / floor_s:.1f}x"),
