@@ -126,7 +126,7 @@ async def step(
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
         # Read the human messages again: people may have written while the turn ran.
-        messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
+        messages = await ctx.store.messages(task.id)
         change = await protocol.decide(before.after(turn, messages, ctx.now()), turn, run)
         if await ctx.store.apply(change) is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
