@@ -13,7 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from rooms.model import Thresholds
+from rooms.judge.markers import Role
+from rooms.model import GroupPolicy, Thresholds
 from runners.protocol import AgentType
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -21,7 +22,6 @@ DEFAULT_ENV_FILE = Path(".env")
 CONSOLE_PLATFORM = "console"
 CONSOLE_CHANNEL = "local"
 CONSOLE_GROUP = "console"
-ROLES = ("owner", "reviewer", "arbiter")
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
@@ -67,12 +67,14 @@ class ThresholdSettings(_Section):
 class BudgetSettings(_Section):
     """Limits of one runner call (the task-wide budgets are ceilings in `thresholds`)."""
 
-    max_agent_turns: int = Field(40, ge=1)  # tool-use turns inside one agent turn
+    # tool-use turns inside one agent turn
+    max_agent_turns: int = Field(GroupPolicy.max_agent_turns, ge=1)
 
 
 class TimeoutSettings(_Section):
-    idle_s: float = Field(300.0, gt=0)  # no event from the runner for this long: the turn fails
-    hard_s: float = Field(1800.0, gt=0)  # wall-clock limit of one turn
+    # no event from the runner for this long: the turn fails
+    idle_s: float = Field(GroupPolicy.idle_timeout_s, gt=0)
+    hard_s: float = Field(GroupPolicy.hard_timeout_s, gt=0)  # wall-clock limit of one turn
 
 
 class GroupBase(_Section):
@@ -86,8 +88,8 @@ class GroupBase(_Section):
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()
-    prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
-    recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+    prompts: dict[Role, Path] = Field(default_factory=dict)
+    recent_turns: int = Field(GroupPolicy.recent_turns, ge=1)  # turn outputs quoted in each prompt
 
     @field_validator("workspace")
     @classmethod

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from runners.protocol import AgentType
 
 
@@ -155,9 +156,8 @@ class GroupPolicy:
     recent_turns: int = 6  # turn outputs quoted in each prompt
 
     def agent_for(self, role: str) -> AgentConfig:
-        return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(
-            role, self.arbiter
-        )
+        by_role = {OWNER: self.owner, REVIEWER: self.reviewer, ARBITER: self.arbiter}
+        return by_role.get(role, self.arbiter)
 
 
 class Record(BaseModel):
@@ -216,7 +216,7 @@ class Turn(Record):
 class Ruling(Record):
     """The arbiter's validated ruling (DESIGN §5)."""
 
-    verdict: Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
+    verdict: Verdict
     reasons: str = ""
     conditions: list[str] = Field(default_factory=list)  # REVISE
     new_direction: str = ""  # RESET

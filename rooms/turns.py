@@ -76,7 +76,10 @@ def build_spec(
     resume: str | None,
     output_schema: dict[str, Any] | None,
     budget_left_usd: float | None,
+    read_only: bool,
 ) -> RunSpec:
+    """The run spec of `turn`; `read_only`: whether it may change the workspace (the protocol
+    says: in the pair only the owner writes)."""
     role = turn.role
     agent = policy.agent_for(role)
     request = RunRequest(
@@ -86,7 +89,7 @@ def build_spec(
         model=agent.model,
         resume_session_id=resume,
         output_schema=output_schema,
-        read_only=role != "owner",
+        read_only=read_only,
         max_turns=max(1, policy.max_agent_turns),
         max_budget_usd=budget_left_usd,
     )

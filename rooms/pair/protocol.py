@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from prompts import load_prompt
 from rooms.history import History
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
@@ -68,8 +69,9 @@ class PairProtocol:
             prompt=prompt,
             system_prompt=load_prompt(turn.role, policy.prompt_overrides),
             resume=turn.resumed_from,
-            output_schema=RULING_SCHEMA if turn.role == states.ARBITER else None,
+            output_schema=RULING_SCHEMA if turn.role == ARBITER else None,
             budget_left_usd=budget_left,
+            read_only=turn.role != OWNER,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -93,7 +95,7 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
     workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
     still send the work back to review."""
     for turn in reversed(history.done):
-        if turn.role == states.REVIEWER and turn.marker == "APPROVED":
+        if turn.role == REVIEWER and turn.marker == "APPROVED":
             if turn.tree is not None:
                 return turn.tree
             break
