@@ -155,6 +155,9 @@ async def _spec(
     extras = await ctx.store.task_extras(task.id)
     limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
     budget_left = max(limits.max_cost_usd - task.cost_usd, 0.01)
+    # The credential proxy refuses requests past the tokens left; the wrap-up of approved work
+    # runs even at a ceiling (rooms/pair/rounds.py), so it gets no token ceiling.
+    tokens_left = None if task.status == "finalize" else max(limits.max_tokens - task.tokens, 0)
     return build_spec(
         task,
         turn,
@@ -164,6 +167,7 @@ async def _spec(
         resume=resume,
         output_schema=RULING_SCHEMA if turn.role == "arbiter" else None,
         budget_left_usd=budget_left,
+        tokens_left=tokens_left,
     )
 
 

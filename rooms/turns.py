@@ -73,6 +73,7 @@ def build_spec(
     resume: str | None,
     output_schema: dict[str, Any] | None,
     budget_left_usd: float | None,
+    tokens_left: int | None = None,
 ) -> RunSpec:
     role = turn.role
     agent = policy.agent_for(role)
@@ -96,6 +97,7 @@ def build_spec(
         env={"TRIBUNAL_TASK": str(task.id), "TRIBUNAL_TURN": str(turn.seq)},
         idle_timeout_s=policy.idle_timeout_s,
         hard_timeout_s=policy.hard_timeout_s,
+        tokens_left=tokens_left,
     )
 
 

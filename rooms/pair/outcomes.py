@@ -2,6 +2,7 @@
 
 A failed run is recorded with its code and reason and posted. The same role is retried once; a
 second consecutive failure asks the humans, naming the failure, rather than stopping silently.
+A turn the credential proxy stopped for the budget asks them at once, as a ceiling does.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from rooms.escalations import ask
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.records import Change, OutboxDraft, TurnEnd
 from rooms.turns import RunOutcome
+from runners.protocol import BUDGET
 
 POST_LIMIT = 30_000  # characters posted from one output; platforms split, the store keeps all
 
@@ -74,7 +76,20 @@ def failure_change(
         expect_lease=owner,
         turn=turn_end(turn, run, now),
     )
-    if failures_before >= 1:
+    if code == BUDGET:
+        # The credential proxy refused a request: the task's budget is spent. That is a ceiling
+        # (an approver may grant another budget), not a failure to retry.
+        change.event = "failed" if task.status == "finalize" else "ceiling"
+        change.escalation = ask(
+            task,
+            room,
+            policy,
+            kind="ceiling",
+            question="the task's budget is spent. Continue with another budget of the same size?",
+            reason=what,
+        )
+        change.outbox.append(post(room, turn, f"⚠️ The {what}.", key="failed", persona="tribunal"))
+    elif failures_before >= 1:
         change.event = "failed"
         change.escalation = ask(
             task,
