@@ -30,14 +30,18 @@ MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
 
 
 def upstreams(settings: Settings) -> dict[AgentType, Upstream]:
-    """The model APIs the proxy forwards to: an agent type without a key gets none (401)."""
+    """The model APIs the proxy forwards to. An agent type with neither a key nor a base URL
+    gets none (its runs are refused with 401); a base URL without a key (a model server of
+    one's own) is forwarded to without one."""
     found: dict[AgentType, Upstream] = {}
-    if settings.anthropic_api_key is not None:
-        base = settings.anthropic_base_url or ANTHROPIC_API
-        found["claude"] = Upstream(base, settings.anthropic_api_key.get_secret_value())
-    if settings.openai_api_key is not None:
-        base = settings.openai_base_url or OPENAI_API
-        found["codex"] = Upstream(base, settings.openai_api_key.get_secret_value())
+    configured = (
+        ("claude", settings.anthropic_api_key, settings.anthropic_base_url, ANTHROPIC_API),
+        ("codex", settings.openai_api_key, settings.openai_base_url, OPENAI_API),
+    )
+    for agent, key, base_url, public in configured:
+        if key is not None or base_url:
+            secret = key.get_secret_value() if key is not None else ""
+            found[agent] = Upstream(base_url or public, secret)  # type: ignore[index]
     return found
 
 

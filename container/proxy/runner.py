@@ -8,8 +8,8 @@ Around every run of the inner backend (local or Docker):
   proxy's address instead (`ProxyEndpoint`): a TCP URL for runners on this host, or the socket
   bind-mounted into the containers, which the runner forwards to (runners/_forward.py);
 - the runner's own `usage` events are dropped: the proxy's count, read from the API's answers,
-  is what the task is charged, reported as one `usage` event before the turn's terminal event
-  (and once more at the end for anything spent after it);
+  is what the task is charged, reported as a `usage` event (what was spent since the last one)
+  ahead of the next event of the run, and once more at the end for anything spent after it;
 - a request refused for the budget ends the turn at once (the inner run is closed, which kills
   it) with an `error` event of code `budget` and the proxy's reason.
 """
@@ -87,11 +87,12 @@ class ProxiedRunner:
                 async for event in merged:
                     if event.kind == "usage":
                         continue  # the proxy's count replaces the runner's
-                    if event.kind in ("final", "error"):
-                        usage = _usage(grant.spent.minus(reported))
+                    # What the turn has spent so far goes ahead of each event: the engine
+                    # knows it before the answer, and a turn cut short has it too.
+                    usage = _usage(grant.spent.minus(reported))
+                    if usage is not None:
                         reported = Spent(**vars(grant.spent))
-                        if usage is not None:
-                            yield usage
+                        yield usage
                     yield event
             usage = _usage(grant.spent.minus(reported))
             if usage is not None:

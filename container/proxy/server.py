@@ -79,7 +79,8 @@ _RESPONSE_DROP = frozenset(
 @dataclass(frozen=True)
 class Upstream:
     """A model API the proxy forwards to. `base_url` as that API's SDK takes it: Anthropic's
-    without `/v1` (https://api.anthropic.com), OpenAI's with it (https://api.openai.com/v1)."""
+    without `/v1` (https://api.anthropic.com), OpenAI's with it (https://api.openai.com/v1).
+    An empty `key`: the upstream is sent no credentials."""
 
     base_url: str
     key: str
@@ -223,7 +224,9 @@ class CredentialProxy:
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _REQUEST_DROP}
         headers["accept-encoding"] = "identity"
-        if api == ANTHROPIC:
+        if not upstream.key:
+            pass  # a model server that takes no key
+        elif api == ANTHROPIC:
             headers["x-api-key"] = upstream.key
         else:
             headers["authorization"] = f"Bearer {upstream.key}"

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
+import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +24,28 @@ import pytest
 
 from bot.app import open_app
 from bot.settings import load_settings
-from rooms.model import Inbound, RoomRef
+from container.docker_backend import RUNNER_COMMAND
+from container.docker_pool import PROXY_MOUNT
+from container.proxy import CredentialProxy, Upstream
+from container.proxy.runner import ProxiedRunner, ProxyEndpoint
+from rooms.model import AgentConfig, GroupPolicy, Inbound, RoomRef, Thresholds
+from runners.protocol import BUDGET
+from tests.container.conftest import MakeBackend
 from tests.container.test_bot_docker import (  # noqa: F401  (fixtures)
     _containers,
     _tool_outputs,
     bot_env,
     instance,
 )
+from tests.fakes import messages_api as claude_fake
+from tests.fakes import responses_api as codex_fake
+from tests.fakes.engine_kit import engine_kit
 from tests.fakes.messages_api import FakeMessagesAPI, system_contains, text, tool_use
 from tests.fakes.platform import RecordingAdapter
 
 pytestmark = [pytest.mark.engine, pytest.mark.claude, pytest.mark.timeout(300)]
 MODEL_KEY = "sk-ant-isolation-REAL-key-0123456789"
+OPENAI_KEY = "sk-openai-isolation-REAL-key-9876543210"
 
 
 def _leak_check(then: str) -> str:
@@ -150,3 +163,118 @@ async def test_a_task_through_the_proxy_with_no_network(
         assert (workspace / "hello.txt").read_text() == "hi\n"
         assert {c.headers.get("x-api-key") for c in fake.calls} == {MODEL_KEY}
         assert not socket_path.exists()  # the proxy stopped with the bot
+
+
+# -- the engine on proxied containers: a mixed pair, and a budget reached mid-task -------------
+
+
+@contextlib.asynccontextmanager
+async def proxied_containers(
+    make_backend: MakeBackend, tmp_path: Path, upstreams: dict[str, Upstream]
+) -> AsyncIterator[ProxiedRunner]:
+    folder = tmp_path / "proxy"
+    folder.mkdir()
+    os.chmod(folder, 0o711)
+    proxy = CredentialProxy(upstreams)  # type: ignore[arg-type]
+    await proxy.listen_unix(folder / "proxy.sock")
+    backend = make_backend(
+        command=RUNNER_COMMAND, mem_limit="2g", network_mode="none", proxy_socket_dir=str(folder)
+    )
+    try:
+        yield ProxiedRunner(backend, proxy, ProxyEndpoint(socket=f"{PROXY_MOUNT}/proxy.sock"))
+    finally:
+        await proxy.close()
+
+
+@pytest.mark.codex
+async def test_a_codex_owner_and_a_claude_reviewer_through_the_proxy(
+    make_backend: MakeBackend, workspace: Path, tmp_path: Path
+) -> None:
+    with (
+        claude_fake.FakeMessagesAPI(default=claude_fake.text("APPROVED\nok")) as anthropic,
+        codex_fake.FakeResponsesAPI(default=codex_fake.text("DONE\nwrapped up")) as openai,
+    ):
+        openai.script(
+            codex_fake.last_prompt_contains("hello.txt") & ~codex_fake.has_tool_output(),
+            [codex_fake.shell("echo hi > /workspace/hello.txt")],
+        )
+        openai.script(codex_fake.has_tool_output(), [codex_fake.text("DONE\ncreated hello.txt")])
+        upstreams = {
+            "claude": Upstream(anthropic.url, MODEL_KEY),
+            "codex": Upstream(openai.base_url, OPENAI_KEY),
+        }
+        policy = GroupPolicy(
+            name="proxied-mixed",
+            workspace=str(workspace),
+            owner=AgentConfig("codex"),
+            reviewer=AgentConfig("claude"),
+            approvers=frozenset({"alice"}),
+            idle_timeout_s=90,
+            hard_timeout_s=180,
+        )
+        async with (
+            proxied_containers(make_backend, tmp_path, upstreams) as runner,
+            engine_kit(tmp_path, policy=policy, runner=runner) as kit,  # type: ignore[arg-type]
+        ):
+            await kit.say("@tribunal create hello.txt saying hi")
+            await kit.settle(timeout=240)
+            task = await kit.task()
+            turns = await kit.store.turns(task.id)
+            assert [(t.role, t.status, t.marker) for t in turns] == [
+                ("owner", "done", "DONE"),
+                ("reviewer", "done", "APPROVED"),
+                ("owner", "done", "DONE"),
+            ], [t.output for t in turns]
+            assert task.status == "closed"
+            # The task is charged what the APIs reported (each fake answer: 100 in, 20 out).
+            assert task.tokens == 120 * (len(anthropic.calls) + len(openai.calls))
+        assert (workspace / "hello.txt").read_text() == "hi\n"
+        assert openai.calls and {c.headers["authorization"] for c in openai.calls} == {
+            f"Bearer {OPENAI_KEY}"
+        }
+        assert anthropic.calls and {c.headers["x-api-key"] for c in anthropic.calls} == {MODEL_KEY}
+
+
+async def test_a_budget_reached_mid_task_escalates_with_the_reason(
+    make_backend: MakeBackend, workspace: Path, tmp_path: Path
+) -> None:
+    """1,000 tokens: the owner's first answer (a tool call) reports 1,500; the request that
+    carries the tool's result is refused at the proxy, the turn ends at once, and the task asks
+    its approvers, charged exactly what the API reported."""
+    with claude_fake.FakeMessagesAPI(default=claude_fake.text("DONE\nnever")) as anthropic:
+        anthropic.script(
+            claude_fake.any_request(),
+            [
+                claude_fake.tool_use(
+                    "Bash", {"command": "echo hi"}, usage=claude_fake.Usage(1000, 500)
+                )
+            ],
+        )
+        policy = GroupPolicy(
+            name="proxied-budget",
+            workspace=str(workspace),
+            approvers=frozenset({"alice"}),
+            thresholds=Thresholds(max_tokens=1000),
+            idle_timeout_s=90,
+            hard_timeout_s=180,
+        )
+        upstreams = {"claude": Upstream(anthropic.url, MODEL_KEY)}
+        async with (
+            proxied_containers(make_backend, tmp_path, upstreams) as runner,
+            engine_kit(tmp_path, policy=policy, runner=runner) as kit,  # type: ignore[arg-type]
+        ):
+            await kit.say("@tribunal create hello.txt saying hi")
+            await kit.settle(timeout=240)
+            task = await kit.task()
+            assert task.status == "waiting_human"
+            turns = await kit.store.turns(task.id)
+            assert [(t.role, t.status) for t in turns] == [("owner", "failed")]
+            assert turns[0].error is not None and "token budget is spent" in turns[0].error
+            esc = await kit.store.open_escalation(task.id)
+            assert esc is not None and esc.kind == "ceiling"
+            assert (
+                f"failed ({BUDGET}): the task's token budget is spent: this turn used 1,500 of "
+                "the 1,000" in esc.reason
+            )
+            assert task.tokens == 1500  # what the API reported, not what the runner said
+        assert len(anthropic.calls) == 1

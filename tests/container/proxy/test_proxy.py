@@ -291,3 +291,23 @@ async def test_an_unreachable_upstream_is_a_502_in_the_apis_format() -> None:
         assert "upstream unreachable" in str(caught.value)
     finally:
         await proxy.close()
+
+
+async def test_a_stopped_proxy_cuts_every_turn(
+    proxy: CredentialProxy, messages_api: FakeMessagesAPI
+) -> None:
+    """The proxy lives and dies with the bot: when it stops, a turn still streaming loses its
+    way to the model, and nothing more gets through."""
+    messages_api.script(m.any_request(), [m.slow(m.text("late"), 5)])
+    grant = proxy.issue("claude")
+    client = claude(proxy, grant.token)
+    call = asyncio.ensure_future(client.messages.create(model="m", max_tokens=5, messages=USER))
+    for _ in range(100):
+        if messages_api.requests:
+            break
+        await asyncio.sleep(0.02)
+    await proxy.close()
+    with pytest.raises(anthropic.APIConnectionError):
+        await asyncio.wait_for(call, 3)
+    with pytest.raises(anthropic.APIConnectionError):
+        await client.messages.create(model="m", max_tokens=5, messages=USER)
