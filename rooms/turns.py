@@ -101,8 +101,17 @@ def build_spec(
     )
 
 
-async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: int) -> RunOutcome:
-    outcome = RunOutcome()
+async def run_turn(
+    ctx: Ctx,
+    task_id: int,
+    spec: RunSpec,
+    room: RoomRef,
+    seq: int,
+    outcome: RunOutcome | None = None,
+) -> RunOutcome:
+    """Run the turn into `outcome` (a fresh one when not given): a caller that passes its own
+    still has what the run produced (output, usage) when the turn is cancelled."""
+    outcome = outcome if outcome is not None else RunOutcome()
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))

@@ -24,6 +24,7 @@ from rooms.records import (
     FiringRow,
     Message,
     OutboxDraft,
+    Usage,
     VerdictRow,
 )
 from rooms.store.apply import apply_change
@@ -264,9 +265,18 @@ class Store(OutboxStore):
             return None
 
     async def interrupt_turns(
-        self, task_id: int, reason: str, now: float, *, output: str = "", turn_id: int | None = None
+        self,
+        task_id: int,
+        reason: str,
+        now: float,
+        *,
+        output: str = "",
+        turn_id: int | None = None,
+        usage: Usage | None = None,
     ) -> list[Turn]:
-        """Mark running turns (all of the task's, or one) interrupted, keeping any output."""
+        """Mark running turns (all of the task's, or one) interrupted, keeping any output; with
+        `turn_id`, the `usage` the turn spent before it was cut short is charged to the task
+        (once: only when this call is what ended the turn)."""
         async with self._tx() as db:
             where = "task_id=? AND status='running'" + (" AND id=?" if turn_id else "")
             args: tuple[Any, ...] = (task_id, turn_id) if turn_id else (task_id,)
@@ -276,6 +286,24 @@ class Store(OutboxStore):
                 f" output=CASE WHEN ?='' THEN output ELSE ? END WHERE {where}",
                 (reason, now, output, output, *args),
             )
+            spent = usage is not None and (usage.tokens > 0 or usage.cost_usd > 0)
+            if turn_id and rows and usage is not None and spent:
+                await db.execute(
+                    "INSERT INTO usage (turn_id, task_id, input_tokens, output_tokens, cost_usd,"
+                    " at) VALUES (?,?,?,?,?,?)",
+                    (
+                        turn_id,
+                        task_id,
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cost_usd,
+                        now,
+                    ),
+                )
+                await db.execute(
+                    "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
+                    (usage.tokens, usage.cost_usd, task_id),
+                )
             return [to_turn(r) for r in rows]
 
     async def turns(self, task_id: int) -> list[Turn]:
