@@ -10,7 +10,8 @@ Three paths, each timed `--repeats` times, interleaved: direct to the upstream; 
 proxy over TCP (the local backend's path); through the proxy's unix socket via the runner's
 loopback forwarder (runners/_forward.py, the containers' path). Printed per path: time to the
 first text delta and total time (medians, with the ratio to direct), then the aggregate
-throughput of `--streams` concurrent streams, direct and through the proxy.
+throughput of `--streams` concurrent streams, direct and through the proxy. Also the proxy
+process's own CPU time per streamed answer, which a busy machine does not distort.
 """
 
 from __future__ import annotations
@@ -114,8 +115,14 @@ async def timed_stream(
     return first, time.perf_counter() - started, size
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def measure(args: argparse.Namespace, direct: str, proxied: str, token: str,
-                  socket_path: str) -> None:  # fmt: skip
+                  socket_path: str, proxy_pid: int) -> None:  # fmt: skip
     from runners._forward import forwarding
 
     environ = {"TRIBUNAL_PROXY_SOCKET": socket_path}
@@ -131,9 +138,13 @@ async def measure(args: argparse.Namespace, direct: str, proxied: str, token: st
         firsts: dict[str, list[float]] = {name: [] for name in paths}
         totals: dict[str, list[float]] = {name: [] for name in paths}
         size = 0
+        proxy_cpu = 0.0
         for _ in range(args.repeats):
             for name, (url, key) in paths.items():
+                before = cpu_seconds(proxy_pid)
                 first, total, size = await timed_stream(session, url, key)
+                if name == "proxy (TCP)":
+                    proxy_cpu += cpu_seconds(proxy_pid) - before
                 firsts[name].append(first)
                 totals[name].append(total)
         print(f"one streamed answer of {size / 1e6:.2f} MB, median of {args.repeats}")
@@ -148,6 +159,11 @@ async def measure(args: argparse.Namespace, direct: str, proxied: str, token: st
                 f"{(first - base_first) * 1e3:>6.2f} ms {total * 1e3:>6.1f} ms "
                 f"{total / base_total:>8.2f}x"
             )
+        print(
+            f"the proxy process's CPU per streamed answer: {proxy_cpu / args.repeats * 1e3:.1f} ms "
+            f"({size / 1e6 / (proxy_cpu / args.repeats):.0f} MB per CPU second; a load-proof "
+            "figure on a busy machine)"
+        )
         print(f"\n{args.streams} concurrent streams, {args.rounds} rounds: aggregate throughput")
         rates: dict[str, float] = {}
         for name, (url, key) in paths.items():
@@ -185,7 +201,8 @@ def main() -> None:
         proxy.start()
         try:
             proxied, token = ports.get(timeout=30), tokens.get(timeout=30)
-            asyncio.run(measure(args, upstream_url, proxied, token, socket_path))
+            assert proxy.pid is not None
+            asyncio.run(measure(args, upstream_url, proxied, token, socket_path, proxy.pid))
         finally:
             for process in (proxy, upstream):
                 process.terminate()
