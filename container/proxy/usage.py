@@ -61,15 +61,23 @@ class UsageMeter:
                 return
             self._skipping = False
             data = data[cut + 1 :]
-        joined = self._tail + data if self._tail else data
-        cut = joined.rfind(b"\n")
-        complete, self._tail = (b"", joined) if cut < 0 else (joined[:cut], joined[cut + 1 :])
+        first = data.find(b"\n")
+        if first < 0:
+            self._tail += data
+            if len(self._tail) > MAX_LINE_BYTES:
+                self._tail, self._skipping = b"", True
+            return
+        # The line the tail was waiting for ends here; then whole lines; then a new tail. Most
+        # of a long answer is text deltas: the lines are only looked at near a "usage", and the
+        # search runs in place (no copy of the chunk).
+        self._line_done(self._tail + data[:first])
+        last = data.rfind(b"\n")
+        if last > first and data.find(b'"usage"', first + 1, last) >= 0:
+            for line in data[first + 1 : last].split(b"\n"):
+                self._line_done(line)
+        self._tail = data[last + 1 :]
         if len(self._tail) > MAX_LINE_BYTES:
             self._tail, self._skipping = b"", True
-        # Most of a long answer is text deltas: only lines near a "usage" are looked at.
-        if b'"usage"' in complete:
-            for line in complete.split(b"\n"):
-                self._line_done(line)
 
     def _line_done(self, line: bytes) -> None:
         if not line.startswith(b"data:") or b'"usage"' not in line:
