@@ -134,10 +134,11 @@ class DockerSettings(_Section):
     """The Docker backend (container/): image, per-container limits, network and instance. The
     engine address is `DOCKER_HOST` (Settings.docker_host).
 
-    `network_mode`: the network of the runner containers. The default "bridge" lets the agents
-    reach anything the host can; production should use a network of its own whose egress reaches
-    only the model APIs (or "none" plus a host-side credential proxy). Tests use "host" so that
-    the fake model APIs on 127.0.0.1 are reachable.
+    `network_mode`: the network of the runner containers. The default "none" gives them no
+    network at all but their own loopback: the agents reach the model APIs only through the
+    bot's credential proxy, whose unix socket each container mounts (bot/proxy.py). Any other
+    value ("bridge", "host", a network name) opts out of that egress isolation (the keys still
+    stay out: the proxy is used either way); `tribunal doctor` warns about it.
 
     `instance`: the `tribunal.instance` label value that marks this bot's containers. A restarted
     bot finds (reuses or removes) the containers of its own instance and leaves other bots'
@@ -154,7 +155,7 @@ class DockerSettings(_Section):
     idle_timeout_s: float = Field(300.0, gt=0)
     hard_timeout_s: float = Field(1800.0, gt=0)
     concurrency: int = Field(5, ge=1)
-    network_mode: str = Field("bridge", min_length=1)
+    network_mode: str = Field("none", min_length=1)
     instance: str | None = None
 
     @field_validator("instance")

@@ -145,7 +145,7 @@ async def step(
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
-            run = await run_turn(ctx, task.id, spec, room, turn.seq)
+            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run)
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
@@ -172,7 +172,12 @@ async def step(
 
 
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:
-    """Mark the turn interrupted, keeping whatever output it produced."""
+    """Mark the turn interrupted, keeping whatever output it produced and usage it spent."""
     await ctx.store.interrupt_turns(
-        task.id, f"interrupted: {reason}", ctx.now(), output=run.output, turn_id=turn.id
+        task.id,
+        f"interrupted: {reason}",
+        ctx.now(),
+        output=run.output,
+        turn_id=turn.id,
+        usage=run.usage,
     )

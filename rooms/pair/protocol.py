@@ -62,6 +62,11 @@ class PairProtocol:
             reason=cause.firing.reason if cause else "",
         )
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
+        # The credential proxy refuses requests past the tokens left; the wrap-up of approved work
+        # runs even at a ceiling (rooms/pair/rounds.py), so it gets no token ceiling.
+        tokens_left = (
+            None if task.status == states.FINALIZE else max(step.limits.max_tokens - task.tokens, 0)
+        )
         return build_spec(
             task,
             turn,
@@ -72,6 +77,7 @@ class PairProtocol:
             output_schema=RULING_SCHEMA if turn.role == ARBITER else None,
             budget_left_usd=budget_left,
             read_only=turn.role != OWNER,
+            tokens_left=tokens_left,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:

@@ -26,6 +26,7 @@ from rooms.records import (
     FiringRow,
     Message,
     OutboxDraft,
+    Usage,
     VerdictRow,
 )
 from rooms.store import history_rows
@@ -301,12 +302,22 @@ class Store(OutboxStore):
             return None
 
     async def interrupt_turns(
-        self, task_id: int, reason: str, now: float, *, output: str = "", turn_id: int | None = None
+        self,
+        task_id: int,
+        reason: str,
+        now: float,
+        *,
+        output: str = "",
+        turn_id: int | None = None,
+        usage: Usage | None = None,
     ) -> list[Turn]:
-        """Mark running turns (all of the task's, or one) interrupted, keeping any output.
-        Returns them as they were (running)."""
+        """Mark running turns (all of the task's, or one) interrupted, keeping any output; with
+        `turn_id`, the `usage` the turn spent before it was cut short is charged to the task
+        (once: only when this call is what ended the turn). Returns them as they were
+        (running)."""
         where = "task_id=? AND status='running'" + (" AND id=?" if turn_id else "")
         args: tuple[Any, ...] = (task_id, turn_id) if turn_id else (task_id,)
+        spent = usage is not None and (usage.tokens > 0 or usage.cost_usd > 0)
 
         def interrupt(db: sqlite3.Connection) -> list[Turn]:
             rows = db.execute(f"SELECT * FROM turns WHERE {where} ORDER BY seq", args).fetchall()
@@ -315,6 +326,23 @@ class Store(OutboxStore):
                     "UPDATE turns SET status='interrupted', error=?, ended_at=?,"
                     f" output=CASE WHEN ?='' THEN output ELSE ? END WHERE {where}",
                     (reason, now, output, output, *args),
+                )
+            if turn_id and rows and usage is not None and spent:
+                db.execute(
+                    "INSERT INTO usage (turn_id, task_id, input_tokens, output_tokens, cost_usd,"
+                    " at) VALUES (?,?,?,?,?,?)",
+                    (
+                        turn_id,
+                        task_id,
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cost_usd,
+                        now,
+                    ),
+                )
+                db.execute(
+                    "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
+                    (usage.tokens, usage.cost_usd, task_id),
                 )
             return [to_turn(r) for r in rows]
 
