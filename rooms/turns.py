@@ -175,6 +175,9 @@ async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> Non
     elif event.kind == "session":
         outcome.session_id = event.session_id or outcome.session_id
     elif event.kind == "error":
+        # An error after the final is a second, different answer (container/supervision.py):
+        # the turn fails; the first answer never wins.
+        outcome.got_final = False
         outcome.error_code = event.code or CRASHED
         outcome.error = event.text or "the runner reported an error"
     elif event.kind == "progress":
