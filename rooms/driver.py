@@ -13,6 +13,7 @@ import asyncio
 import logging
 
 from prompts import load_prompt
+from rooms import worktrees
 from rooms.context import Ctx
 from rooms.history import History, load
 from rooms.judge.verdicts import RULING_SCHEMA
@@ -53,6 +54,12 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                 log.warning(
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
+                return
+            try:
+                policy = await worktrees.for_task(policy, task, ctx.data_dir)
+            except worktrees.WorktreeError as exc:
+                await ctx.store.apply(worktrees.refusal(task, room, str(exc), ctx.now()))
+                ctx.wake_outbox()
                 return
             await step(ctx, task, room, policy)
     finally:

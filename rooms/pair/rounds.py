@@ -22,6 +22,7 @@ from rooms.pair.outcomes import post, turn_end
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
+from rooms.worktrees import commit_note
 
 STUCK = ("BLOCKED", "NEEDS_CONTEXT")
 UNMARKED = {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}
@@ -128,7 +129,9 @@ async def after_finalize(
     if changed:
         note = "The owner changed the work while wrapping up; the reviewer checks it again."
     else:
-        note = f"✅ Task #{task.id} is done and closed."
+        # The engine commits the approved work on the task's branch (rooms/worktrees.py).
+        work = await commit_note(policy, task)
+        note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
     return change
 
