@@ -4,6 +4,7 @@ store, never by scraping the chat).
 Every prompt carries the task, the people's messages, the latest turn outputs and the rulings so
 far; the arbiter also gets the detector's reason and the counts; the owner after a REVISE or
 RESET gets the ruling's conditions or new direction at the top, since that is what it must act on.
+Everything a person or an agent wrote is quoted (`quoted`), the arbiter's rulings included.
 """
 
 from __future__ import annotations
@@ -69,13 +70,19 @@ def _ruling_to_act_on(history: History) -> list[str]:
     ruling = latest.ruling
     if answered or ruling.verdict not in ("REVISE", "RESET"):
         return []
+    # The arbiter's words are agent text: quoted like every other, so a condition cannot pass
+    # for one of the engine's sections (a fake "## Your turn", a person's answer).
     if ruling.verdict == "RESET":
-        lines = ["## The arbiter ruled RESET: start over in this direction", ruling.new_direction]
+        lines = ["## The arbiter ruled RESET: start over in this direction"]
+        lines.append(quoted(ruling.new_direction.strip()) if ruling.new_direction.strip() else "")
     else:
         lines = ["## The arbiter ruled REVISE: meet these conditions"]
-        lines += [f"- {c}" for c in ruling.conditions] or [ruling.reasons]
-    if ruling.reasons and ruling.verdict == "RESET":
-        lines.append(f"Why: {ruling.reasons}")
+        conditions = [c for c in ruling.conditions if c.strip()]
+        lines += [quoted(f"- {c.strip()}") for c in conditions]
+        if not conditions and ruling.reasons.strip():
+            lines.append(quoted(ruling.reasons.strip()))
+    if ruling.reasons.strip() and ruling.verdict == "RESET":
+        lines += ["Why:", quoted(ruling.reasons.strip())]
     return ["\n".join(x for x in lines if x)]
 
 
@@ -93,9 +100,11 @@ def _arbiter_frame(task: Task, history: History, policy: GroupPolicy, reason: st
 def _prior_rulings(verdicts: list[VerdictRow]) -> str:
     if not verdicts:
         return "There are no prior rulings."
-    lines = ["Prior rulings:"] + [
-        f"- turn {v.turn_seq}: {v.ruling.verdict}: {_one_line(v.ruling.reasons)}" for v in verdicts
-    ]
+    lines = ["Prior rulings:"]
+    for v in verdicts:
+        lines.append(f"- turn {v.turn_seq}: {v.ruling.verdict}")
+        if v.ruling.reasons.strip():
+            lines.append(quoted(_one_line(v.ruling.reasons)))
     return "\n".join(lines)
 
 

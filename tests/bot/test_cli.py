@@ -147,3 +147,38 @@ def test_replay_needs_no_valid_settings(capsys: pytest.CaptureFixture[str], tmp_
     turns = [{"role": "owner", "text": "DONE"}]
     assert main(["replay", str(_transcript(tmp_path, turns)), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["marker"] == "DONE"
+
+
+@pytest.mark.parametrize(
+    ("toml", "field"),
+    [
+        ('data = "ws/state"\n[console]\nworkspace = "ws"\n', "data"),
+        ('db = "ws/sub/t.db"\ndata = "elsewhere"\n[console]\nworkspace = "ws"\n', "db"),
+        ('data = "ws"\n[console]\nworkspace = "ws"\n', "data"),
+        (
+            'data = "elsewhere"\n[groups.backend]\nplatform = "slack"\nchannel = "C1"\n'
+            'workspace = "."\n',
+            "data",
+        ),
+    ],
+    ids=["data-in-console-workspace", "db-in-workspace", "data-is-workspace", "group-workspace"],
+)
+def test_state_inside_a_workspace_exits_78_naming_both(
+    capsys: pytest.CaptureFixture[str], toml: str, field: str
+) -> None:
+    """An owner may write its workspace: the data folder and the database lie outside it."""
+    Path("ws/sub").mkdir(parents=True)
+    Path("tribunal.toml").write_text(toml)
+    assert main(["chat"]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert f"settings: {field}: " in err and "lies inside the workspace" in err, err
+    assert f"TRIBUNAL_{field.upper()}" in err and "Traceback" not in err
+
+
+def test_state_beside_a_workspace_is_fine(tmp_path: Path) -> None:
+    from bot.settings import load_settings
+
+    Path("ws").mkdir()
+    Path("wsx").mkdir()  # a sibling whose name starts like the workspace's is not inside it
+    Path("tribunal.toml").write_text('data = "wsx/state"\n[console]\nworkspace = "ws"\n')
+    assert load_settings(env_file=None).console.workspace == Path("ws")
