@@ -202,12 +202,13 @@ async def _decide(
         return await after_arbiter_turn(
             task, turn, run, room, policy, history, now=now, owner=owner, data_dir=ctx.data_dir
         )
-    if task.status == "finalize":
-        return await after_finalize(
-            task, turn, run, room, policy, tree_before=tree_before, now=now, owner=owner
-        )
     extras = await ctx.store.task_extras(task.id)
     limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
+    if task.status == "finalize":
+        return await after_finalize(
+            task, turn, run, room, policy, tree_before=tree_before, now=now, owner=owner,
+            history=history, limits=limits,
+        )  # fmt: skip
     return await after_work_turn(
         task, turn, run, room, policy, history, limits, now=now, owner=owner
     )

@@ -130,6 +130,7 @@ class Thresholds:
     unchanged_rounds: int = 2
     round_cap: int = 6
     max_arbitrations: int = 2
+    max_changed_wrapups: int = 2  # wrap-ups that change the approved work, then ask people
     max_turns: int = 60
     max_wall_s: float = 4 * 3600.0
     max_tokens: int = 5_000_000

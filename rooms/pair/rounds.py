@@ -19,6 +19,7 @@ from rooms.judge.detectors import check
 from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.pair.outcomes import post, turn_end
+from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
@@ -112,6 +113,8 @@ async def after_finalize(
     tree_before: str | None,
     now: float,
     owner: str,
+    history: History | None = None,
+    limits: Thresholds | None = None,
 ) -> Change:
     tree = await tree_hash(policy.workspace)
     changed = tree != tree_before
@@ -128,6 +131,15 @@ async def after_finalize(
     )
     if changed:
         note = "The owner changed the work while wrapping up; the reviewer checks it again."
+        if history is not None and limits is not None:
+            change.escalation = escalation_after_changed_wrapup(
+                task, turn, room, policy, history, limits,
+                tokens=task.tokens + run.usage.tokens, cost_usd=task.cost_usd + run.usage.cost_usd,
+                now=now,
+            )  # fmt: skip
+        if change.escalation is not None:
+            change.event = "ceiling"
+            note = "The owner changed the work while wrapping up again; asking the people here."
     else:
         # The engine commits the approved work on the task's branch (rooms/worktrees.py).
         work = await commit_note(policy, task)

@@ -52,6 +52,7 @@ TRANSITIONS: dict[Status, dict[str, Status]] = {
     "finalize": {
         "closed": "closed",
         "changed": "review_turn",
+        "ceiling": "waiting_human",  # changed again, past a ceiling or too often (pair/wrapups)
         "failed": "waiting_human",
         "stop": "closed",
     },
