@@ -15,7 +15,7 @@ from rooms.model import GroupPolicy
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.engine_kit import ROOM, engine_kit
-from tests.fakes.runner import Script, ScriptedRunner, fail, hang
+from tests.fakes.runner import Reply, Script, ScriptedRunner, fail, hang
 
 
 async def test_a_crash_fails_the_turn_and_the_same_role_is_retried_once(tmp_path: Path) -> None:
@@ -243,3 +243,31 @@ async def test_a_message_the_platform_always_refuses_is_set_aside_not_lost(
         assert dead.text.startswith("📋") and dead.attempts == 3
         assert "refused this message" in (dead.last_error or "")
         assert kit.platform.texts()[0].startswith("Task #1")  # the room went on after it
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"cost_usd": float("nan")},
+        {"cost_usd": float("inf")},
+        {"cost_usd": -5.0},
+        {"input_tokens": -1000},
+        {"output_tokens": 2**70},
+    ],
+    ids=["nan-cost", "inf-cost", "negative-cost", "negative-tokens", "huge-tokens"],
+)
+async def test_usage_that_is_not_finite_and_non_negative_is_ignored(
+    tmp_path: Path, usage: dict[str, Any]
+) -> None:
+    """A runner's bad usage numbers must not kill the driver or poison the task's sums."""
+    script: Script = {
+        "owner": [Reply(text="DONE\nv1", **usage), "DONE\nwrapped"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "closed"
+        # The bad event counted nothing; the other two turns' usage did.
+        assert (task.tokens, round(task.cost_usd, 6)) == (2 * 120, 0.02)
