@@ -89,6 +89,9 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     if command == "stop":
         if task is None:
             return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
+        if not await may_stop(ctx, policy, task, user):
+            text = f"Only an approver or the person who opened task #{task.id} can stop it."
+            return await _reply(ctx, inbound, policy, text, private=True)
         return await _stop(ctx, inbound, task, cancel)
     if command in ("approve", "reject"):
         if task is None or escalation is None or task.status != "waiting_human":
@@ -168,6 +171,13 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         return False  # another message opened a task first (or this event was handled)
     ctx.spawn(task.id)
     return True
+
+
+async def may_stop(ctx: Ctx, policy: GroupPolicy, task: Task, user: str) -> bool:
+    """Stopping throws the pair's work away: an approver of the group or the task's opener."""
+    if may_answer(policy, user):
+        return True
+    return bool((await ctx.store.task_extras(task.id)).get("opened_by") == user)
 
 
 async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
