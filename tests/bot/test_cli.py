@@ -121,8 +121,29 @@ def test_replay_text_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 @pytest.mark.parametrize(
     "content",
-    ["{not json", '{"task": "x"}', '{"task": "x", "turns": [{"role": "judge", "text": "hi"}]}', ""],
-    ids=["not-json", "no-turns", "unknown-role", "empty"],
+    [
+        "{not json",
+        '{"task": "x"}',
+        '{"task": "x", "turns": [{"role": "judge", "text": "hi"}]}',
+        "",
+        '{"task": "x", "turns": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"task": "x", "turns": [{"role": "owner", "text": '
+        + '{"a": ' * 50_000
+        + "1"
+        + "}" * 50_001,
+        '{"task": "x", "turns": [], "n": 1' + "0" * 5000 + "}",
+        '{"task": NaN, "turns": [{"role": "owner", "text": "x", "tree": Infinity}]}',
+    ],
+    ids=[
+        "not-json",
+        "no-turns",
+        "unknown-role",
+        "empty",
+        "deep-lists",
+        "deep-objects",
+        "huge-number",
+        "nan",
+    ],
 )
 def test_replay_bad_file_exits_2_with_a_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str
@@ -134,6 +155,24 @@ def test_replay_bad_file_exits_2_with_a_message(
     assert captured.out == ""
     assert captured.err.startswith("tribunal replay: ") and "Traceback" not in captured.err
     assert len(captured.err.strip()) > len("tribunal replay: ")
+
+
+def test_replay_into_a_pipe_closed_early_ends_quietly(tmp_path: Path) -> None:
+    """`tribunal replay FILE | head -1`: the reader leaves; no traceback, no error status."""
+    turns = [{"role": "owner", "text": f"DONE\nversion {i}"} for i in range(20_000)]
+    path = _transcript(tmp_path, turns)
+    proc = subprocess.Popen(
+        [str(TRIBUNAL), "replay", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert b"owner" in proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == ""
 
 
 def test_replay_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
