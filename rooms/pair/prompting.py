@@ -22,6 +22,11 @@ _OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays i
 # Characters of the task or of one person's message in a prompt. A pasted log of megabytes would
 # otherwise overflow the model's context on every turn; the full text stays in the store.
 HUMAN_TEXT_LIMIT = 60_000
+# Characters of all people's messages together in one prompt: 150 long messages in a room must
+# not make every turn fail. The newest come first in full (up to HUMAN_TEXT_LIMIT each), older
+# ones are cut to what is left, and the oldest left out with a note once the budget is spent.
+PEOPLE_TEXT_BUDGET = 120_000
+_SMALLEST_CUT = 400  # below this, an older message is left out rather than cut to a stub
 
 
 def quoted(text: str) -> str:
@@ -111,11 +116,30 @@ def _prior_rulings(verdicts: list[VerdictRow]) -> str:
 def _messages(history: History) -> list[str]:
     if not history.messages:
         return []
+    left = PEOPLE_TEXT_BUDGET
+    shown: list[tuple[int, int]] = []  # (index, characters of it shown), newest first
+    for i in range(len(history.messages) - 1, -1, -1):
+        size = min(len(history.messages[i].text), HUMAN_TEXT_LIMIT)
+        if size > left:
+            if left < _SMALLEST_CUT:
+                break
+            size = left
+        shown.append((i, size))
+        left -= size
+    first = min(i for i, _ in shown)
     lines = ["## Messages from people"]
-    for m in history.messages:
+    if first > 0:
+        dropped = history.messages[:first]
+        chars = sum(len(m.text) for m in dropped)
+        lines.append(
+            f"[{len(dropped)} older messages ({chars} characters) are left out here; "
+            "they are stored with the task]"
+        )
+    for i, size in sorted(shown):
+        m = history.messages[i]
         tag = " (answer to an escalation)" if m.kind == "answer" else ""
         lines.append(f"- {_one_line(m.user)}{tag} wrote:")
-        lines.append(quoted(_bounded(m.text, HUMAN_TEXT_LIMIT, "this message")))
+        lines.append(quoted(_bounded(m.text, size, "this message")))
     return ["\n".join(lines)]
 
 

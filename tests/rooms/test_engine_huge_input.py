@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from rooms.pair.prompting import HUMAN_TEXT_LIMIT
+from rooms.pair.prompting import HUMAN_TEXT_LIMIT, PEOPLE_TEXT_BUDGET
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import say
 
@@ -36,3 +36,27 @@ async def test_a_huge_task_is_stored_whole_and_prompted_bounded(tmp_path: Path) 
         assert "more characters of the task cut here" in kit.runner.calls[0].prompt
         later = kit.runner.calls[-1].prompt
         assert "more characters of this message cut here" in later
+
+
+async def test_many_long_messages_share_one_budget_newest_in_full(tmp_path: Path) -> None:
+    """150 long messages in a room: every prompt stays within the people's budget, the newest
+    message is there in full, older ones are cut and the oldest left out with a note."""
+    gate = asyncio.Event()
+    script = {
+        "owner": [say("DONE\nv1", gate=gate), "DONE\nv2"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal fix it")
+        await kit.runner.wait_calls(1)
+        for i in range(150):
+            await kit.say(f"note {i:03d} " + "x" * 5_000 + f" end {i:03d}", mention=False)
+        gate.set()
+        await kit.settle()
+        assert (await kit.task()).status == "closed"
+        assert len(await kit.store.messages(1)) == 150  # all stored
+        for call in kit.runner.calls[1:]:
+            assert len(call.prompt) < PEOPLE_TEXT_BUDGET + 30_000, len(call.prompt)
+            assert f"note 149 {'x' * 5_000} end 149" in call.prompt  # the newest, whole
+            assert "note 000" not in call.prompt
+            assert "older messages (" in call.prompt and "are left out here" in call.prompt
