@@ -38,6 +38,19 @@ class OutboxStore(StoreBase):
         )
         return [to_outbox(r) for r in rows]
 
+    async def next_outbox_per_room(self, limit: int = 500) -> list[OutboxRow]:
+        """The oldest pending row of each room (due or not, claimed or not), rooms in the order
+        of those rows: what the deliverer may post next, so that a room whose rows keep failing
+        holds back only itself, however many rows it has queued."""
+        rows = await self._rows(
+            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+            " JOIN rooms r ON r.key = o.room WHERE o.id IN"
+            " (SELECT MIN(id) FROM outbox WHERE status='pending' GROUP BY room)"
+            " ORDER BY o.id LIMIT ?",
+            (limit,),
+        )
+        return [to_outbox(r) for r in rows]
+
     async def outbox(self, *, status: str | None = None) -> list[OutboxRow]:
         sql = (
             "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
