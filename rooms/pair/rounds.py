@@ -11,6 +11,7 @@ PROCEED); otherwise the marker moves the task on.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from rooms.escalations import ask
@@ -52,7 +53,9 @@ async def after_work_turn(
         update={"status": "done", "output": run.output, "marker": marker, "tree": tree}
     )
     steps = history.with_turn(done).steps()
-    firing = check(
+    # Off the event loop: other tasks' turns and lease renewals go on meanwhile.
+    firing = await asyncio.to_thread(
+        check,
         steps,
         thresholds,
         turns=len(history.turns),
