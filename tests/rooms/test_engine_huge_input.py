@@ -71,7 +71,7 @@ async def test_detectors_run_off_the_event_loop_on_bounded_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Six 4 MiB outputs must not stall every other task's lease renewals: the detectors run in
-    a worker thread and read at most TEXT_LIMIT characters of each turn."""
+    a worker thread and read at most TEXT_LIMIT characters of each turn (1 MiB outputs here)."""
     from rooms.pair import rounds
 
     seen: list[tuple[bool, int]] = []
@@ -83,14 +83,14 @@ async def test_detectors_run_off_the_event_loop_on_bounded_text(
         return real_check(steps, *args, **kwargs)
 
     monkeypatch.setattr(rounds, "check", watched)
-    huge = "DONE\n" + "y" * (4 * 1024 * 1024)
+    huge = "DONE\n" + "y" * (1024 * 1024)
     script = {
         "owner": [huge, huge, "DONE\nwrapped"],
-        "reviewer": ["CHANGES_REQUESTED\n" + "z" * (4 * 1024 * 1024), "APPROVED"],
+        "reviewer": ["CHANGES_REQUESTED\n" + "z" * (1024 * 1024), "APPROVED"],
     }
     async with engine_kit(tmp_path, script) as kit:
         await kit.say("@tribunal build")
-        await kit.settle()
+        await kit.settle(timeout=120)  # what is asserted is where and on what, not how fast
         assert (await kit.task()).status == "closed"
     assert len(seen) == 4
     assert all(not on_loop for on_loop, _ in seen)
