@@ -101,16 +101,29 @@ async def test_the_file_count_is_bounded(tmp_path: Path, monkeypatch: pytest.Mon
     assert await tree_hash(str(root)) != before  # ...but the number of files still counts
 
 
-async def test_unreadable_files_do_not_fail_the_hash(tmp_path: Path) -> None:
+async def test_unreadable_files_do_not_fail_the_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_tree(tmp_path / "w")
     os.symlink("does-not-exist", root / "dangling")
     secret = root / "secret"
     secret.write_text("x")
+    readable = await tree_hash(str(root))
+    # chmod 0 alone stops nobody when the tests run as root: the read itself is refused too.
+    real_digest = workspace._content_digest
+
+    def refused(full: str) -> bytes:
+        if full.endswith("secret"):
+            raise PermissionError(13, "Permission denied", full)
+        return real_digest(full)
+
+    monkeypatch.setattr(workspace, "_content_digest", refused)
     secret.chmod(0)
     try:
-        assert await tree_hash(str(root)) is not None
+        unreadable = await tree_hash(str(root))
     finally:
         secret.chmod(0o644)
+    assert unreadable is not None and unreadable != readable  # the refusal is hashed as a fact
 
 
 async def test_hashing_runs_off_the_event_loop(
