@@ -18,6 +18,7 @@ from collections.abc import Callable
 from rooms.context import Ctx
 from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
 from rooms.model import GroupPolicy, Inbound, Task
+from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from rooms.records import Change, MessageDraft, OutboxDraft
 from rooms.status import status_text
 
@@ -155,7 +156,7 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         room=inbound.room,
         text=(
             f"📋 Task opened by {inbound.user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it."
+            "mention me with `status` to see where it is or `stop` to stop it." + _cut_note(text)
         ),
     )
     task = await ctx.store.open_task(
@@ -171,6 +172,17 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         return False  # another message opened a task first (or this event was handled)
     ctx.spawn(task.id)
     return True
+
+
+def _cut_note(text: str) -> str:
+    """Say so when the agents will not see the whole task (rooms/pair/prompting.py)."""
+    if len(text.strip()) <= HUMAN_TEXT_LIMIT:
+        return ""
+    return (
+        f"\n⚠️ The task is {len(text.strip()):,} characters long: the agents are given its first "
+        f"{HUMAN_TEXT_LIMIT:,} (the whole text is stored). Put what matters first, or attach "
+        "long logs to the workspace instead."
+    )
 
 
 async def may_stop(ctx: Ctx, policy: GroupPolicy, task: Task, user: str) -> bool:

@@ -10,7 +10,7 @@ Everything a person or an agent wrote is quoted (`quoted`), the arbiter's ruling
 from __future__ import annotations
 
 from rooms.history import History
-from rooms.model import GroupPolicy, Status, Task, Turn
+from rooms.model import GroupPolicy, Ruling, Status, Task, Turn
 from rooms.records import VerdictRow
 
 _MARKERS = {
@@ -153,11 +153,32 @@ def _recent_turns(history: History, count: int) -> list[str]:
     recent = [t for t in history.done][-count:] if count > 0 else []
     if not recent:
         return []
-    return ["## Recent turns (oldest first)"] + [_quote(t) for t in recent]
+    rulings = {v.turn_id: v.ruling for v in history.verdicts}
+    return ["## Recent turns (oldest first)"] + [_quote(t, rulings.get(t.id)) for t in recent]
 
 
-def _quote(turn: Turn) -> str:
-    output = _bounded(turn.output.strip(), _OUTPUT_LIMIT, "this output")
+def ruling_text(ruling: Ruling) -> str:
+    """A ruling in words, as the arbiter's turn is shown to the others: its output may be the
+    raw JSON of a structured answer, which reads badly and quotes field names as if they were
+    the engine's."""
+    lines = [f"VERDICT: {ruling.verdict}" if ruling.readable else "(no readable verdict)"]
+    if ruling.reasons.strip():
+        lines.append(ruling.reasons.strip())
+    if ruling.conditions:
+        lines += ["Conditions:"] + [f"- {c}" for c in ruling.conditions]
+    if ruling.new_direction.strip():
+        lines.append(f"New direction: {ruling.new_direction.strip()}")
+    if ruling.question.strip():
+        lines.append(f"Question for the people: {ruling.question.strip()}")
+        lines += [f"- {o}" for o in ruling.options]
+    if ruling.dissent.strip():
+        lines.append(f"Dissent: {ruling.dissent.strip()}")
+    return "\n".join(lines)
+
+
+def _quote(turn: Turn, ruling: Ruling | None = None) -> str:
+    text = ruling_text(ruling) if ruling is not None and ruling.readable else turn.output
+    output = _bounded(text.strip(), _OUTPUT_LIMIT, "this output")
     marker = f" — {turn.marker}" if turn.marker else ""
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 
