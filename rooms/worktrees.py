@@ -161,6 +161,22 @@ async def commit_note(policy: GroupPolicy, task: Task) -> str:
         return f"⚠️ The work could not be committed: {exc}"
 
 
+async def branch_head(policy: GroupPolicy, task: Task) -> tuple[str, str] | None:
+    """(branch, its commit) of a task, read from the group's repository (the user's checkout,
+    never a worktree); None when the task had no branch (a workspace used in place)."""
+    if policy.workspace is None:
+        return None
+    found = await repository_of(policy.workspace)
+    if found is None:
+        return None
+    branch = branch_of(task)
+    try:
+        head = await git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=found[0])
+    except GitError:
+        return None
+    return branch, head.strip()
+
+
 def refusal(task: Task, room: RoomRef, reason: str, now: float) -> Change:
     """Closes a task whose worktree could not be made, saying why in its room."""
     text = f"⚠️ Task #{task.id} cannot start: its own worktree could not be made ({reason})."

@@ -137,3 +137,25 @@ def test_slugs_are_short_plain_words() -> None:
     )
     assert slug("!!!") == "task"
     assert re.fullmatch(r"[a-z0-9-]{1,40}", slug("x" * 100))
+
+
+async def test_status_of_a_closed_task_shows_its_summary(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    script: Script = {
+        "owner": [say("DONE\nedited", files={"a.py": "a = 1\n"}), "DONE\nwrapped"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script, policy=policy_for(repo)) as kit:
+        await kit.say("@tribunal add a")
+        await kit.settle()
+        await kit.say("@tribunal status")
+        await kit.settle()
+        status = kit.platform.texts()[-1]
+    commit = git(repo, "rev-parse", "tribunal/1-add-a").strip()
+    assert status == (
+        "No open task in this room. The last one, #1, is closed.\n"
+        "Outcome: done: approved and wrapped up.\n"
+        f"Branch `tribunal/1-add-a` at {commit[:12]}.\n"
+        "Turns: 3 · tokens: 360 · cost: $0.03.\n"
+        "Mention me with a task to start one."
+    )
