@@ -25,11 +25,19 @@ from rooms.status import status_text
 COMMANDS = ("stop", "status", "approve", "reject", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
-HELP = (
-    "Mention me with a task to start one. In a room with a task: `stop` closes it, `status` "
-    "shows where it is, `approve` / `reject` answer an open question; anything else you write "
-    "reaches the agents' next turn."
-)
+
+
+def help_text(policy: GroupPolicy) -> str:
+    return (
+        f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
+        "it, `status` shows where it is, `approve` / `reject` answer an open question; anything "
+        "else you write reaches the agents' next turn."
+    )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
 
 Cancel = Callable[[int, str], None]
 
@@ -84,7 +92,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     rest = after if command else whole
 
     if command == "help":
-        return await _reply(ctx, inbound, policy, HELP)
+        return await _reply(ctx, inbound, policy, help_text(policy))
     if command == "status":
         return await _reply(ctx, inbound, policy, await status_text(ctx, room))
     if command == "stop":
@@ -118,7 +126,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         if not inbound.mentions_bot:
             return True  # chatter in a room without a task is not for us
         if not rest:
-            return await _reply(ctx, inbound, policy, HELP)
+            return await _reply(ctx, inbound, policy, help_text(policy))
         return await _open(ctx, inbound, policy, rest)
     if task.status == "waiting_human" and escalation is not None:
         if not may_answer(policy, user):
@@ -156,7 +164,8 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         room=inbound.room,
         text=(
             f"📋 Task opened by {inbound.user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it." + _cut_note(text)
+            f"{policy.how_to('`status`')} to see where it is or `stop` to stop it."
+            + _cut_note(text)
         ),
     )
     task = await ctx.store.open_task(

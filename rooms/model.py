@@ -153,6 +153,13 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
+    # "mention me with" in a chat channel, "type" in the console room.
+    address: str = "mention me with"
+
+    def how_to(self, what: str) -> str:
+        """`"mention me with `status`"` / `"type `status`"`."""
+        return f"{self.address} {what}"
 
     def agent_for(self, role: str) -> AgentConfig:
         return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(

@@ -20,14 +20,14 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     store = ctx.store
     task = await store.open_task_in(room)
     policy = ctx.policies.for_room(room)
+    start = f"{(policy or GroupPolicy(name='')).how_to('a task').capitalize()} to start one."
     if task is None:
         last = await store.latest_task_in(room)
         if last is None:
-            return "No open task in this room. Mention me with a task to start one."
+            return f"No open task in this room. {start}"
         summary = await _closed_summary(ctx, last, policy)
         return "\n".join(
-            [f"No open task in this room. The last one, #{last.id}, is closed.", *summary]
-            + ["Mention me with a task to start one."]
+            [f"No open task in this room. The last one, #{last.id}, is closed.", *summary] + [start]
         )
     limit = policy.thresholds.max_arbitrations if policy else "?"
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""

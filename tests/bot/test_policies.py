@@ -45,6 +45,7 @@ def test_rooms_map_to_their_group(tmp_path: Path) -> None:
         workspace=str(ws),
         arbiter=AgentConfig("codex", "o9"),
         approvers=frozenset({"alice"}),
+        address="type",  # the console room: nothing to mention
     )
 
     backend = policies.for_room(RoomRef("slack", "C123", "1700000000.0001"))

@@ -77,3 +77,23 @@ async def test_the_person_is_told_when_the_task_given_to_the_agents_was_cut(
         await kit.say("@tribunal fix it")
         await kit.settle()
         assert "the agents are given" not in kit.platform.texts()[0]
+
+
+async def test_a_console_group_is_told_to_type_not_to_mention(tmp_path: Path) -> None:
+    from rooms.model import GroupPolicy
+
+    policy = GroupPolicy(name="console", approvers=frozenset({"boss"}), address="type")
+    script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script, policy=policy) as kit:
+        await kit.say("@tribunal")  # help
+        await kit.say("@tribunal status")
+        await kit.say("@tribunal fix it")
+        await kit.settle()
+        await kit.say("@tribunal status")
+        await kit.settle()
+        texts = kit.platform.texts()
+    assert texts[0].startswith("Type a task to start one.")
+    assert texts[1] == "No open task in this room. Type a task to start one."
+    assert "type `status` to see where it is" in texts[2]
+    assert texts[-1].endswith("Type a task to start one.")
+    assert not any("ention" in t for t in texts), texts
