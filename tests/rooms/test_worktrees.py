@@ -159,3 +159,16 @@ async def test_status_of_a_closed_task_shows_its_summary(tmp_path: Path) -> None
         "Turns: 3 · tokens: 360 · cost: $0.03.\n"
         "Mention me with a task to start one."
     )
+
+
+async def test_a_task_whose_worktree_cannot_be_made_is_closed_saying_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "-q", "-b", "tribunal/1-add-a")  # the user is on the task's branch
+    async with engine_kit(tmp_path, {}, policy=policy_for(repo)) as kit:
+        await kit.say("@tribunal add a")
+        await kit.settle()
+        assert (await kit.task()).status == "closed"
+        assert kit.runner.calls == []
+        refusal = kit.platform.texts()[-1]
+    assert refusal.startswith("⚠️ Task #1 cannot start: its own worktree could not be made (")
+    assert "tribunal/1-add-a" in refusal
