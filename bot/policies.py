@@ -7,7 +7,7 @@ A room belongs to the group whose platform and channel it lives in; the console 
 from __future__ import annotations
 
 from bot.settings import Settings
-from bot.settings_sections import GroupBase
+from bot.settings_sections import CONSOLE_GROUP, GroupBase
 from rooms.model import AgentConfig, GroupPolicy, RoomRef
 
 
@@ -27,6 +27,8 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,
         recent_turns=group.recent_turns,
+        # In the console room everything typed is for Tribunal: nothing to mention.
+        address="type" if name == CONSOLE_GROUP else GroupPolicy.address,
     )
 
 

@@ -19,6 +19,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
+from rooms import worktrees
 from rooms.context import Ctx
 from rooms.decisions import complete_records
 from rooms.history import load
@@ -64,6 +65,12 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                 log.warning(
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
+                return
+            try:
+                policy = await worktrees.for_task(policy, task, ctx.data_dir)
+            except worktrees.WorktreeError as exc:
+                await ctx.store.apply(worktrees.refusal(task, room, str(exc), ctx.now()))
+                ctx.wake_outbox()
                 return
             if task.summon is not None and accepts(protocol, task.status):
                 await _summon(ctx, protocol, task, room, policy)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rooms.judge.detectors import Step
+from rooms.judge.detectors import Step, bounded
 from rooms.judge.markers import ARBITER, HUMAN, OWNER
 from rooms.model import Turn
 from rooms.records import FiringRow, Message, VerdictRow
@@ -35,14 +35,20 @@ class History:
         verdict_by_turn = {v.turn_id: v for v in self.verdicts}
         keyed: list[tuple[tuple[int, int, int], Step]] = []
         for m in self.messages:
-            keyed.append(((m.before_seq, 0, m.id), Step("human", HUMAN, m.text, None, at=m.at)))
+            keyed.append(
+                ((m.before_seq, 0, m.id), Step("human", HUMAN, bounded(m.text), None, at=m.at))
+            )
         for t in self.done:
             if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None
-                step = Step("ruling", ARBITER, t.output, marker, at=t.ended_at or t.started_at)
+                step = Step(
+                    "ruling", ARBITER, bounded(t.output), marker, at=t.ended_at or t.started_at
+                )
             else:
-                step = Step("turn", t.role, t.output, t.marker, t.tree, t.ended_at or t.started_at)
+                step = Step(
+                    "turn", t.role, bounded(t.output), t.marker, t.tree, t.ended_at or t.started_at
+                )
             keyed.append(((t.seq, 1, t.id), step))
         return [step for _, step in sorted(keyed, key=lambda pair: pair[0])]
 

@@ -132,6 +132,7 @@ class Thresholds:
     unchanged_rounds: int = 2
     round_cap: int = 6
     max_arbitrations: int = 2
+    max_changed_wrapups: int = 2  # wrap-ups that change the approved work, then ask people
     max_turns: int = 60
     max_wall_s: float = 4 * 3600.0
     max_tokens: int = 5_000_000
@@ -154,6 +155,13 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
+    # "mention me with" in a chat channel, "type" in the console room.
+    address: str = "mention me with"
+
+    def how_to(self, what: str) -> str:
+        """`"mention me with `status`"` / `"type `status`"`."""
+        return f"{self.address} {what}"
 
     def agent_for(self, role: str) -> AgentConfig:
         by_role = {OWNER: self.owner, REVIEWER: self.reviewer, ARBITER: self.arbiter}

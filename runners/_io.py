@@ -71,7 +71,12 @@ class EventWriter:
 
 
 def protect_stdout() -> int:
-    """Return a private fd for the protocol and send everything else written to fd 1 to stderr."""
+    """Return a private fd for the protocol and send everything else written to fd 1 to stderr.
+
+    The runner also becomes non-dumpable first: a private fd is out of reach of the children
+    only as long as they cannot reopen it through /proc/<runner pid>/fd/<n> (runners/_procs.py).
+    """
+    _procs.become_undumpable()
     sys.stdout.flush()
     protocol_fd = os.dup(1)
     os.set_inheritable(protocol_fd, False)  # children must not write protocol lines

@@ -27,13 +27,21 @@ from rooms.judge.markers import STUCK, UNMARKED
 from rooms.judge.noise import digest, normalize
 from rooms.model import Firing, Thresholds
 
-__all__ = ["Step", "check", "findings", "fingerprint", "since_reset"]
+__all__ = ["TEXT_LIMIT", "Step", "bounded", "check", "findings", "fingerprint", "since_reset"]
 
 STUCK_MARKERS = STUCK
 # How many times a reviewer may withdraw its approval (APPROVED, then changes requested again)
 # since the last human message or ruling before the pair counts as oscillating.
 APPROVAL_WITHDRAWALS = 2
 _QUOTE_CHARS = 160
+# Characters of one turn or message the detectors read: their normalising and similarity work
+# grows with the text, and a few 4 MiB outputs must not stall the engine; the head of a turn is
+# where its marker, findings and summary are.
+TEXT_LIMIT = 64 * 1024
+
+
+def bounded(text: str) -> str:
+    return text[:TEXT_LIMIT]
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ class PairProtocol:
     table: StateTable = states.TABLE
     command: str | None = None  # the default kind of task: any mention that is not a command
 
-    def opened_text(self, user: str) -> str:
+    def opened_text(self, user: str, policy: GroupPolicy) -> str:
         return (
             f"📋 Task opened by {user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it."
+            f"{policy.how_to('`status`')} to see where it is or `stop` to stop it."
         )
 
     def label(self, status: str) -> str:

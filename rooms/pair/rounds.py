@@ -11,6 +11,7 @@ PROCEED); otherwise the marker moves the task on.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from rooms.escalations import ask
@@ -30,10 +31,12 @@ from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
 from rooms.pair.states import CEILING, CHANGED, DEADLOCK, WRAPPED_UP
 from rooms.pair.summons import summon_change
+from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.protocol import Step
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
+from rooms.worktrees import commit_note
 
 # Detectors whose fingerprint says "the same problem again" after a PROCEED.
 REPEATABLE = ("stagnation", "blocked")
@@ -51,7 +54,9 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         update={"status": "done", "output": run.output, "marker": marker, "tree": tree}
     )
     steps = history.with_turn(done).steps()
-    firing = check(
+    # Off the event loop: other tasks' turns and lease renewals go on meanwhile.
+    firing = await asyncio.to_thread(
+        check,
         steps,
         thresholds,
         turns=len(history.turns),
@@ -119,6 +124,14 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     )
     if changed:
         note = "The owner changed the work while wrapping up; the reviewer checks it again."
+        change.escalation = escalation_after_changed_wrapup(
+            task, turn, room, policy, step.history, step.limits,
+            tokens=task.tokens + run.usage.tokens, cost_usd=task.cost_usd + run.usage.cost_usd,
+            now=now,
+        )  # fmt: skip
+        if change.escalation is not None:
+            change.event = CEILING
+            note = "The owner changed the work while wrapping up again; asking the people here."
     elif task.summon is not None:
         # A person called the arbiter while the owner wrapped up: it rules before anything
         # closes (a PROCEED sends the work back to the reviewer).
@@ -127,7 +140,9 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         called.outbox = [*change.outbox, *called.outbox]
         return called
     else:
-        note = f"✅ Task #{task.id} is done and closed."
+        # The engine commits the approved work on the task's branch (rooms/worktrees.py).
+        work = await commit_note(policy, task)
+        note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
     return change
 

@@ -103,6 +103,7 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         CHANGED: REVIEW_TURN,
         SUMMONED: ARBITRATION,
         SUMMON_CAPPED: WAITING_HUMAN,
+        CEILING: WAITING_HUMAN,  # changed again, past a ceiling or too often (pair/wrapups)
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
     },

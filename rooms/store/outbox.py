@@ -47,6 +47,23 @@ class OutboxStore(StoreBase):
         )
         return [to_outbox(r) for r in rows]
 
+    async def next_outbox_per_room(
+        self, limit: int = 500, *, platforms: frozenset[str] | None = None
+    ) -> list[OutboxRow]:
+        """The oldest pending row of each room (due or not, claimed or not), rooms in the order
+        of those rows: what the deliverer may post next, so that a room whose rows keep failing
+        holds back only itself, however many rows it has queued. `platforms`: only the rooms of
+        those platforms (a process delivers only what it serves)."""
+        where, args = _of_platforms(platforms)
+        rows = await self._rows(
+            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+            " JOIN rooms r ON r.key = o.room WHERE o.id IN"
+            " (SELECT MIN(id) FROM outbox WHERE status='pending' GROUP BY room)"
+            f"{where} ORDER BY o.id LIMIT ?",
+            (*args, limit),
+        )
+        return [to_outbox(r) for r in rows]
+
     async def outbox(self, *, status: str | None = None) -> list[OutboxRow]:
         sql = (
             "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"

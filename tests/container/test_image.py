@@ -22,6 +22,7 @@ from container.image import (
     default_inputs,
     runner_requirements,
 )
+from tests.fakes.required import unavailable
 
 
 def _inputs(tmp_path: Path) -> ContextInputs:
@@ -128,7 +129,7 @@ def test_unusable_base_fails_with_the_build_log(
 ) -> None:
     busybox = shutil.which("busybox")
     if busybox is None:
-        pytest.skip("busybox-static is not installed")
+        unavailable("busybox-static is not installed")
     # A base without Python: a 2 MB busybox rootfs, imported (no registry).
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
