@@ -120,7 +120,17 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
                 chat.wait()
     assert chat.returncode == 0, err + out
     assert "Traceback" not in err
-    assert 'raise ValueError("b must not be 0")' in (workspace / "calc.py").read_text()
+
+    # The fix is in the task's worktree and the engine committed it on the task's branch; the
+    # checkout itself is left as it was (rooms/worktrees.py).
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=workspace, check=True, capture_output=True, text=True
+        ).stdout
+
+    [branch] = git("branch", "--list", "tribunal/1-*", "--format=%(refname:short)").split()
+    assert 'raise ValueError("b must not be 0")' in git("show", f"{branch}:calc.py")
+    assert "raise" not in (workspace / "calc.py").read_text()
 
     db = sqlite3.connect(tmp_path / "data" / "tribunal.db")
     assert db.execute("SELECT status FROM tasks").fetchone() == ("closed",)

@@ -29,7 +29,9 @@ def ruling(verdict: str, **fields: Any) -> dict[str, Any]:
 
 
 async def test_an_escalating_rulings_reasons_are_posted_once(tmp_path: Path) -> None:
-    structured = ruling("ESCALATE", question="May the owner use the production key?")
+    structured = ruling(
+        "ESCALATE", question="May the owner use the production key?", options=["yes", "no"]
+    )
     script: Script = {
         "owner": [BLOCKED],
         "arbiter": [say(json.dumps(structured), structured=structured)],

@@ -33,6 +33,7 @@ async def test_two_tasks_of_one_group_each_work_in_their_own_worktree(tmp_path: 
     }
     async with engine_kit(tmp_path, script, policy=policy_for(repo)) as kit:
         await kit.say("@tribunal add a")
+        await kit.runner.wait_calls(1)  # task 1's owner takes the first scripted reply
         await kit.say("@tribunal add b", room=OTHER_ROOM)
         await kit.runner.wait_calls(2)
         # Both owners have written and are still running: each worktree holds only its file.
