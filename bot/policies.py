@@ -27,6 +27,9 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,
         recent_turns=group.recent_turns,
+        arena=group.arena,
+        debate=group.debate,
+        resolve=group.resolve,
     )
 
 

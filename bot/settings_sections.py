@@ -13,7 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rooms.arena.limits import ArenaLimits
+from rooms.debate.limits import DebateLimits
 from rooms.model import Thresholds
+from rooms.resolve.limits import ResolveLimits
 from runners.protocol import AgentType
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -88,6 +91,11 @@ class GroupBase(_Section):
     timeouts: TimeoutSettings = TimeoutSettings()
     prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
     recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+    # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
+    # them; unknown keys are errors here too.
+    arena: ArenaLimits = ArenaLimits()
+    debate: DebateLimits = DebateLimits()
+    resolve: ResolveLimits = ResolveLimits()
 
     @field_validator("workspace")
     @classmethod

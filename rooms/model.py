@@ -11,6 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rooms.arena.limits import ArenaLimits
+from rooms.debate.limits import DebateLimits
+from rooms.resolve.limits import ResolveLimits
 from runners.protocol import AgentType
 
 Status = Literal["owner_turn", "review_turn", "arbitration", "waiting_human", "finalize", "closed"]
@@ -152,6 +155,9 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
+    debate: DebateLimits = DebateLimits()
+    resolve: ResolveLimits = ResolveLimits()
 
     def agent_for(self, role: str) -> AgentConfig:
         return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(
