@@ -70,8 +70,12 @@ def discriminates(test: DesignedTest, positions: Sequence[PositionOut]) -> str |
 
 
 def adjudicate(
-    positions: Sequence[PositionOut], tests: Sequence[DesignedTest], results: Sequence[ResultOut]
+    positions: Sequence[PositionOut],
+    tests: Sequence[DesignedTest],
+    results: Sequence[ResultOut],
+    not_run: Sequence[DesignedTest] = (),
 ) -> Decision:
+    """`not_run`: tests designed beyond the limit; they are shown as excluded, never counted."""
     ids = [p.id for p in positions]
     observed: dict[str, str] = {}
     for result in results:
@@ -97,6 +101,9 @@ def adjudicate(
         for position in supports:
             tally[position] += 1
         matrix.append(Cell(test, outcome, True, supports))
+    for test in not_run:
+        excluded.append(Excluded(test.id, "beyond the limit of tests run"))
+        matrix.append(Cell(test, "NOT RUN", False, ()))
     counted = sum(1 for cell in matrix if cell.counted)
     winner, rationale = _winner(tally, counted, tests, excluded)
     losing = [p for p in positions if p.id != winner]

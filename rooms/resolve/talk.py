@@ -26,6 +26,17 @@ def after_design(
     return "talk" if talk_rounds < limits.max_talk_rounds else "escalate"
 
 
+def select_tests(
+    positions: Sequence[PositionOut], tests: Sequence[DesignedTest], limits: ResolveLimits
+) -> tuple[list[DesignedTest], list[DesignedTest]]:
+    """(the tests to run, those beyond `max_tests`): discriminating tests first, in order, so a
+    designer cannot crowd out the deciding tests with filler."""
+    deciding = [t for t in tests if discriminates(t, positions) is None]
+    rest = [t for t in tests if discriminates(t, positions) is not None]
+    ordered = deciding + rest
+    return ordered[: limits.max_tests], ordered[limits.max_tests :]
+
+
 def position_problems(positions: Sequence[PositionOut], limits: ResolveLimits) -> list[str]:
     problems = []
     n = len(positions)

@@ -27,7 +27,7 @@ from rooms.resolve.outputs import (
     Results,
 )
 from rooms.resolve.record import SECTIONS, render
-from rooms.resolve.talk import after_design, position_problems
+from rooms.resolve.talk import after_design, position_problems, select_tests
 
 A = PositionOut(id="A", approach="parse() drops a trailing newline", rationale="the loop strips it")
 B = PositionOut(id="B", approach="parse() keeps it", rationale="strip() is only on the header")
@@ -274,3 +274,14 @@ def test_the_record_has_every_section() -> None:
     assert "- T4: every position predicts PASS" in doc
     assert "**Winner: A** — A wins 2 of 3 discriminating tests (A 2, B 1)." in doc
     assert "- **B** stands for: strip() is only on the header" in doc
+
+
+def test_deciding_tests_run_first_and_the_rest_beyond_the_limit_are_shown_not_counted() -> None:
+    filler = [t(f"F{i}", A="PASS", B="PASS") for i in range(3)]
+    deciding = [t("T1", A="PASS", B="FAIL"), t("T2", A="PASS", B="FAIL")]
+    run, beyond = select_tests(AB, filler + deciding, ResolveLimits(max_tests=3))
+    assert [x.id for x in run] == ["T1", "T2", "F0"]
+    assert [x.id for x in beyond] == ["F1", "F2"]
+    decision = adjudicate(AB, run, [r("T1", "PASS"), r("T2", "PASS"), r("F0", "PASS")], beyond)
+    assert decision.winner == "A" and decision.counted == 2
+    assert ("F2", "beyond the limit of tests run") in [(e.test, e.why) for e in decision.excluded]
