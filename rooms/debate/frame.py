@@ -49,20 +49,27 @@ def side_frame(proposed: Frame, statement: FrameStatement) -> Frame:
 def check_frame(
     proposed: Frame, advocate: FrameStatement, challenger: FrameStatement
 ) -> FrameCheck:
+    """A field left open in the proposal and stated by one side only is adopted; the sides
+    disagree where both state it differently, or one changes what the other kept."""
     a, c = side_frame(proposed, advocate), side_frame(proposed, challenger)
     objections = tuple(
         (side, s.objection)
         for side, s in (("advocate", advocate), ("challenger", challenger))
         if not s.accept and s.objection
     )
-    differences = tuple(
-        FrameDifference(name, getattr(a, name), getattr(c, name))
-        for name in FRAME_FIELDS
-        if _norm(getattr(a, name)) != _norm(getattr(c, name))
-    )
+    agreed: dict[str, str] = {}
+    differences = []
+    for name in FRAME_FIELDS:
+        va, vc = getattr(a, name), getattr(c, name)
+        if _norm(va) == _norm(vc):
+            agreed[name] = va
+        elif not getattr(proposed, name).strip() and not (va.strip() and vc.strip()):
+            agreed[name] = va or vc
+        else:
+            differences.append(FrameDifference(name, va, vc))
     if differences:
-        return FrameCheck(False, proposed, differences, objections)
-    return FrameCheck(True, a, (), objections)
+        return FrameCheck(False, proposed, tuple(differences), objections)
+    return FrameCheck(True, Frame(**agreed), (), objections)
 
 
 def _norm(text: str) -> str:

@@ -359,3 +359,14 @@ def test_the_record_has_every_section_and_shows_the_tie_and_the_frame_disagreeme
     assert "   - Answer: (not answered)" in doc
     assert "| Evidence quality (data and analogous precedent) | 30 | 5 | 5 |" in doc
     assert "Medium — one dry run missing" in doc
+
+
+def test_a_field_left_open_and_stated_by_one_side_is_adopted() -> None:
+    open_frame = FRAME.model_copy(update={"horizon": ""})
+    statement = FrameStatement(accept=False, frame=Frame(horizon="a year"))
+    check = check_frame(open_frame, FrameStatement(accept=True), statement)
+    assert check.agreed and check.frame.horizon == "a year"
+    both = check_frame(
+        open_frame, FrameStatement(accept=False, frame=Frame(horizon="a month")), statement
+    )
+    assert not both.agreed and [d.field for d in both.differences] == ["horizon"]
