@@ -42,6 +42,7 @@ class Said:
     speaker: str
     to: tuple[str, ...] = ()
     shifted: bool = False
+    passed: bool = False  # answered, with nothing to add: not silent, but not arguing either
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def loop_pair(rounds: Sequence[Sequence[Said]], exchanges: int) -> tuple[str, st
 def _mutual(said_in_round: Sequence[Said]) -> tuple[str, str] | None:
     by_speaker = {said.speaker: said for said in said_in_round}
     for said in said_in_round:
-        if len(said.to) != 1 or said.shifted:
+        if len(said.to) != 1 or said.shifted or said.passed:
             continue
         other = by_speaker.get(said.to[0])
         if other is not None and other.to == (said.speaker,) and not other.shifted:
