@@ -195,6 +195,7 @@ class Turn(Record):
     resumed_from: str | None = None  # the session it resumed
     started_at: float
     ended_at: float | None = None
+    structured: dict[str, Any] | None = None  # the JSON-schema output, when one was asked for
 
 
 class Ruling(Record):

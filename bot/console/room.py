@@ -1,7 +1,8 @@
 """The console room's input side: typed lines in, `Inbound` events and commands to the engine.
 
 Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands: /approve, /reject
-(answer the open escalation), /stop, /status, /help, /quit; any other line is a message (the
+(answer the open escalation), /stop, /status, /help, /quit; /debate, /resolve and /arena (or the
+bare words) open a deliberation protocol's task; any other line is a message (the
 task, when no task is open; an answer, when the task waits for you). At end of input the room
 waits until the engine is idle (done, or waiting for a person), then ends.
 
@@ -22,13 +23,15 @@ from typing import Protocol
 from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
 from rooms.model import Inbound, RoomRef, Task
+from rooms.protocols import by_command
 from rooms.records import Escalation
 
 PLATFORM = "console"
 CHANNEL = "local"
 HELP = (
     "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
-    "/status, /help, /quit; any other line is a message to the room"
+    "/status, /help, /quit; /debate <decision>, /resolve <question>, /arena <question> open a "
+    "deliberation; any other line is a message to the room"
 )
 
 
@@ -99,8 +102,9 @@ class ConsoleRoom:
         text = line.strip()
         if not text:
             return True
-        if text.startswith("/"):
-            command = self._commands.get(text.split()[0].lower())
+        word = text.split()[0].lower()
+        if text.startswith("/") and by_command(word[1:]) is None:
+            command = self._commands.get(word)
             if command is None:
                 self.platform.write(f"unknown command {text.split()[0]}; {HELP}")
                 return True

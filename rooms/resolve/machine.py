@@ -79,6 +79,7 @@ def advance(
             continue
         s.problems.pop(reply.key, None)
         if conclusion is not None:
+            posts.append(Post("tribunal", conclusion.summary))
             return s, posts, conclusion
     return s, posts, None
 

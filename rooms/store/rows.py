@@ -116,7 +116,15 @@ def to_turn(r: aiosqlite.Row) -> Turn:
         resumed_from=r["resumed_from"],
         started_at=r["started_at"],
         ended_at=r["ended_at"],
+        structured=_object(r["structured"]),
     )
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else None
 
 
 def to_escalation(r: aiosqlite.Row) -> Escalation:
