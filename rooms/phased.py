@@ -113,6 +113,13 @@ class PhasedProtocol(Generic[S]):
         asks = [a for a in self.machine.plan(replayed.state, step.policy) if a.key not in answered]
         return replayed, (asks[0] if asks else None)
 
+    async def begin_all(self, step: Step) -> list[TurnStart]:
+        """Every run the phase still needs: the driver runs them at once."""
+        replayed = self.replay(step)
+        answered = {r.key for r in replayed.pending}
+        asks = [a for a in self.machine.plan(replayed.state, step.policy) if a.key not in answered]
+        return [TurnStart(a.key) for a in asks] or [TurnStart(self.name)]
+
     async def begin(self, step: Step) -> TurnStart:
         _, ask = self._next_ask(step)
         # No ask left while the status says someone acts: the machine's phase and the stored

@@ -37,8 +37,11 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         )
         lines.append("Participants: " + (", ".join(who) if who else "none yet"))
     running = [t for t in turns if t.status == "running"]
-    if running:
+    if len(running) == 1:
         lines.append(f"Now: the {running[-1].role} is working on turn {running[-1].seq}.")
+    elif running:  # a phase that runs several actors at once
+        at_once = ", ".join(f"{t.role} (turn {t.seq})" for t in running)
+        lines.append(f"Now working at once: {at_once}.")
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
         lines.append(

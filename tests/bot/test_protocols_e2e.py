@@ -112,7 +112,8 @@ def test_debate_end_to_end(tmp_path: Path) -> None:
     assert "[advocate] **Opening brief (advocate)**" in out and "[challenger]" in out
     ((protocol, status, tokens, cost),) = _tasks(tmp_path)
     assert (protocol, status) == ("debate", "closed")
-    record = tmp_path / "data" / "decisions" / "task-1-debate.md"
+    record = tmp_path / "data" / "records" / "decisions" / "task-1-debate.md"
+    assert f"Decision record: {record}" in out
     assert "## Option Set" in record.read_text()
 
 

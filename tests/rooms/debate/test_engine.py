@@ -105,14 +105,16 @@ async def test_status_shows_the_phase_participants_tokens_and_cost(tmp_path: Pat
     s["advocate"][1] = obj(scripts.advocate_brief(), gate=gate)
     async with engine_kit(tmp_path, s) as kit:
         await kit.say("@tribunal debate Move billing to the new queue")
-        await kit.runner.wait_calls(3)
+        await kit.runner.wait_calls(4)
         await asyncio.sleep(0.05)
         await kit.say("@tribunal status")
         await asyncio.sleep(0.2)
         status = kit.platform.texts()[-1]
         assert "writing the opening briefs" in status
         assert "Participants: advocate, challenger" in status  # the advocate runs now
-        assert "Protocol: debate · turns: 3 · tokens: 240 · cost: $0.02" in status
+        assert "Protocol: debate · turns: 4 · tokens: 240 · cost: $0.02" in status
+        # both briefs run at once; the challenger's is done, but counts once the phase is in
+        assert "Now working at once: advocate (turn 3), challenger (turn 4)." in status
         gate.set()
         await kit.settle()
 
