@@ -24,6 +24,7 @@ from typing import Protocol as Interface
 from prompts import load_prompt
 from rooms.deliberation import Ask, Conclusion, Post, Reply
 from rooms.escalations import ask as ask_people
+from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
 from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
 from rooms.model import GroupPolicy, Task, Turn
 from rooms.outputs import post, turn_end
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 S = TypeVar("S")
 DONE, PEOPLE = "done", "people"  # events: the run concluded; the people must decide
 _REPLAYS_KEPT = 256
+_HEARD, _HEARD_CHARS = 5, 1000  # human messages shown to each actor, and their length
 _TaskKey = tuple[int, str, float, str]  # task id, room, created at, group
 _TurnKey = tuple[int, str, float, int]  # turn id, status, started at, hash of its output
 
@@ -156,7 +158,7 @@ class PhasedProtocol(Generic[S]):
             step.task,
             turn,
             step.policy,
-            prompt=ask.prompt,
+            prompt=ask.prompt + _heard(step),
             system_prompt=load_prompt(ask.role, step.policy.prompt_overrides),
             resume=None,
             output_schema=ask.schema,
@@ -173,15 +175,37 @@ class PhasedProtocol(Generic[S]):
             expect_lease=step.owner,
             turn=turn_end(turn, run, step.now),
         )
+        if task.status not in m.phases:
+            # A sibling of this run (same phase, run at once) already took the task to the
+            # people or closed it: this run's outcome is kept on its turn, and moves nothing.
+            return change
         pending = [*replayed.pending, reply_of_run(turn.role, run)]
-        if not _complete(m.plan(replayed.state, policy), pending):
-            return change  # the phase waits for its other runs
-        state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
-        change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
-        if conclusion is not None:
-            _conclude(step, turn, change, conclusion)
-        elif m.phase(state) != task.status:
-            change.event = m.phase(state)
+        if _complete(m.plan(replayed.state, policy), pending):
+            state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
+            change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
+            if conclusion is not None:
+                _conclude(step, turn, change, conclusion)
+                return decided(self.table, task, change)
+            if m.phase(state) != task.status:
+                change.event = m.phase(state)
+        over = _ceiling(
+            step.limits,
+            turns=task.turns,
+            tokens=task.tokens + run.usage.tokens,
+            cost_usd=task.cost_usd + run.usage.cost_usd,
+            elapsed=step.now - task.created_at,
+        )
+        if over is not None:  # the same ceilings as the pair's: the people decide whether it ends
+            change.event = PEOPLE
+            change.escalation = ask_people(
+                task,
+                step.room,
+                step.policy,
+                kind="ceiling",
+                question=f"The {self.name} reached a ceiling: {over.reason}. It stops here; "
+                "its turns so far are kept. Approve or answer to close it.",
+                reason=over.reason,
+            )
         return decided(self.table, task, change)
 
 
@@ -240,6 +264,16 @@ def _write_file(workspace: str | None, rel: str, content: str) -> None:
     os.makedirs(os.path.dirname(full), exist_ok=True)
     with open(full, "w", encoding="utf-8") as f:
         f.write(content)
+
+
+def _heard(step: Step) -> str:
+    """What the people wrote in the room during the run: every actor reads it (the last few
+    messages, each on one line and cut, so a message cannot pose as a section of the prompt)."""
+    said = [m for m in step.history.messages if m.kind == "message"][-_HEARD:]
+    if not said:
+        return ""
+    lines = [f"- {m.user}: {' '.join(m.text.split())[:_HEARD_CHARS]}" for m in said]
+    return "\n\n## From the people in the room\n\n" + "\n".join(lines)
 
 
 def _post(step: Step, turn: Turn, p: Post, i: int) -> OutboxDraft:
