@@ -29,6 +29,25 @@ _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
+# Roles whose prompt a group may replace: the pair's and the protocols' (prompts.PROTOCOL_ROLES).
+PromptRole = Literal[
+    "owner",
+    "reviewer",
+    "arbiter",
+    "arena-moderator",
+    "arena-researcher",
+    "arena-expert",
+    "arena-synthesizer",
+    "debate-frame",
+    "debate-advocate",
+    "debate-challenger",
+    "debate-referee",
+    "resolve-positions",
+    "resolve-tests",
+    "resolve-executor",
+]
+
+
 class SettingsError(Exception):
     """Settings that cannot be used. Each line names one field and what is wrong with it."""
 
@@ -89,7 +108,7 @@ class GroupBase(_Section):
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()
-    prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
+    prompts: dict[PromptRole, Path] = Field(default_factory=dict)
     recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
     # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
     # them; unknown keys are errors here too.

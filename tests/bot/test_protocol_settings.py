@@ -61,3 +61,24 @@ def test_bad_limits_name_the_field(toml: str, says: str) -> None:
     with pytest.raises(SettingsError) as info:
         load_settings(env_file=None)
     assert says in str(info.value)
+
+
+def test_every_prompt_a_group_may_replace_is_a_prompt_we_ship() -> None:
+    from typing import get_args
+
+    from bot.settings_sections import PromptRole
+    from prompts import PROTOCOL_ROLES, ROLES
+
+    assert set(get_args(PromptRole)) == set(ROLES) | set(PROTOCOL_ROLES)
+
+
+def test_a_protocol_prompt_is_overridden_per_group(tmp_path: Path) -> None:
+    mine = tmp_path / "referee.md"
+    mine.write_text("# My referee\n", encoding="utf-8")
+    Path("tribunal.toml").write_text(
+        f'[console.prompts]\n"debate-referee" = "{mine}"\n', encoding="utf-8"
+    )
+    policy = SettingsPolicies(load_settings(env_file=None)).for_room(
+        RoomRef("console", "local", "1")
+    )
+    assert policy is not None and policy.prompt_overrides == {"debate-referee": str(mine)}
