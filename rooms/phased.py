@@ -211,8 +211,9 @@ class PhasedProtocol(Generic[S]):
 
 def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
     record_path = _write_record(step, c)
-    for path, content in c.files.items():
-        _write_file(step.policy.workspace, path, content)
+    for i, (path, content) in enumerate(c.files.items()):
+        saved = _write_file(step.policy.workspace, path, content)
+        change.outbox.append(post(step.room, turn, saved, key=f"file:{i}", persona="tribunal"))
     if record_path:
         change.outbox.append(
             post(
@@ -252,18 +253,28 @@ def _write_record(step: Step, c: Conclusion) -> str | None:
     return path
 
 
-def _write_file(workspace: str | None, rel: str, content: str) -> None:
+def _write_file(workspace: str | None, rel: str, content: str) -> str:
+    """Save `content` at `rel` in the workspace, never over an earlier file (a second arena on
+    the same topic the same day gets `-2`); what to tell the room."""
     if workspace is None:
-        return
+        return f"No workspace is set for this group, so {rel} was not saved there."
     root = os.path.realpath(workspace)
-    full = os.path.realpath(os.path.join(root, rel))
-    if not full.startswith(root + os.sep):
-        raise ValueError(
-            f"{rel!r} is outside the workspace"
-        )  # the slug rules make this unreachable
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as f:
-        f.write(content)
+    stem, ext = os.path.splitext(rel)
+    for n in range(1, 100):
+        candidate = rel if n == 1 else f"{stem}-{n}{ext}"
+        full = os.path.realpath(os.path.join(root, candidate))
+        if not full.startswith(root + os.sep):  # the slug rules make this unreachable
+            return f"{rel} was not saved: it would be outside the workspace."
+        try:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            with open(full, "x", encoding="utf-8") as f:
+                f.write(content)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            return f"{candidate} could not be saved in the workspace: {exc.strerror or exc}."
+        return f"📄 Saved in the workspace: {candidate}"
+    return f"{rel} was not saved: too many files of that name."
 
 
 def _heard(step: Step) -> str:

@@ -33,7 +33,7 @@ from rooms.arena.prompting import (
 )
 from rooms.arena.rounds import asked_this_round, play_round
 from rooms.arena.state import ArenaState, Seat
-from rooms.arena.synthesis import Synthesis, render, synthesis_path
+from rooms.arena.synthesis import ARENA_DIR, Synthesis, render, synthesis_path
 from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, retry_note
 from rooms.judge.structured import StructuredError, read_object
 
@@ -274,7 +274,7 @@ def conclude(s: ArenaState, now: float) -> Conclusion:
     dissent = f"\nRecorded dissent (standing veto): {s.dissent}" if s.dissent else ""
     summary = (
         f"🏟️ **Arena concluded.** {s.narrative.verdict}{lead}{dissent}\n"
-        f"Synthesis saved to `{path}`. The experts recommend; you decide."
+        f"The synthesis is saved under `{ARENA_DIR}/`. The experts recommend; you decide."
     )
     return Conclusion(f"Arena: {s.question}", summary, document, files={path: document})
 

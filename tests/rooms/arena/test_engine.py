@@ -97,3 +97,36 @@ async def test_fewer_than_two_experts_is_a_reported_failure(tmp_path: Path) -> N
         await kit.settle(60)
         assert (await kit.task()).status == CLOSED
         assert any("The arena failed: only 1 expert(s) left" in t for t in kit.platform.texts())
+
+
+async def test_a_second_arena_on_the_same_topic_does_not_overwrite_the_first(
+    tmp_path: Path,
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    policy = GroupPolicy(name="g", workspace=str(workspace), approvers=frozenset({"boss"}))
+    async with engine_kit(tmp_path, policy=policy, runner=arena_runner(converging)) as kit:
+        for _ in range(2):
+            await kit.say(QUESTION)
+            await kit.settle(60)
+        saved = sorted(p.name for p in (workspace / "docs" / "arena").iterdir())
+        assert (
+            len(saved) == 2
+            and saved[1].endswith("-queue-or-not.md")
+            and "-2" in saved[0] + saved[1]
+        )
+        notes = [
+            t
+            for t in kit.platform.texts()
+            if t.startswith("📄 Saved in the workspace: docs/arena/")
+        ]
+        assert len(notes) == 2 and notes[0] != notes[1]
+
+
+async def test_without_a_workspace_the_room_is_told_where_the_synthesis_is(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, runner=arena_runner(converging)) as kit:
+        await kit.say(QUESTION)
+        await kit.settle(60)
+        texts = kit.platform.texts()
+        assert any(t.startswith("No workspace is set for this group") for t in texts)
+        assert any(t.startswith("📄 Decision record:") for t in texts)
