@@ -1,10 +1,11 @@
 """What the three deliberation protocols (arena, debate, resolve) share: the runs a phase asks
 for, what comes back, and what a phase produces.
 
-Each protocol is a pure machine over its own stored state: `plan(state)` says which runs the
-current phase needs (several at once run in parallel), `advance(state, replies)` takes their
-outcomes and returns the next state, the posts for the room and, at the end, the conclusion. The
-driver adapter in each protocol's folder turns asks into run specs and steps into store changes.
+Each protocol is a pure machine over its own state (replayed from the task's turns):
+`plan(state)` says which runs the current phase needs (several at once run in parallel),
+`advance(state, replies)` takes their outcomes and returns the next state, the posts for the
+room and, at the end, the conclusion.
+rooms.phased turns asks into run specs and outcomes into store changes, for the generic driver.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ class Ask:
     role: str
     prompt: str
     schema: dict[str, Any] | None = None
-    persona: str = ""  # how the room shows the actor's posts
-    read_only: bool = True
 
 
 @dataclass(frozen=True)

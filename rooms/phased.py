@@ -9,7 +9,9 @@ takeover exactly as the store has it, and nothing but the turns needs writing.
 
 The task's status is the machine's phase; the state table lets each phase move to any other,
 `done` close the task, `people` ask the humans (an escalation; their answer closes it), and
-`stop` close it from anywhere. One actor runs per driver step, in the order the phase asks.
+`stop` close it from anywhere. `begin_all` hands the driver every run the phase still needs, and
+the driver runs them at once (rooms.driver.step_all); the task's ceilings hold as for the pair,
+and what people write in the room reaches every actor's prompt.
 """
 
 from __future__ import annotations

@@ -55,7 +55,6 @@ def plan(state: ArenaState, limits: ArenaLimits) -> list[Ask]:
                 f"researcher:{i}",
                 "arena-researcher",
                 researcher_prompt(state, focus),
-                persona="researcher",
             )
             for i, focus in enumerate(state.researchers, start=1)
             if f"researcher:{i}" not in state.findings
@@ -68,7 +67,6 @@ def plan(state: ArenaState, limits: ArenaLimits) -> list[Ask]:
                 "arena-expert",
                 expert_prompt(state, seat, limits),
                 dict(EXPERT_SCHEMA),
-                persona=slug,
             )
             for slug in asked_this_round(state)
             if (seat := state.seat(slug)) is not None
@@ -314,5 +312,4 @@ def _ask(s: ArenaState, key: str, role: str, prompt: str, schema: dict[str, obje
         role,
         prompt + (retry_note(problem) if problem else ""),
         dict(schema),
-        persona="tribunal",
     )

@@ -289,9 +289,7 @@ def _failed(s: DebateState) -> Conclusion:
 
 def _ask(s: DebateState, key: str, role: str, prompt: str, schema: dict[str, object]) -> Ask:
     problem = s.problems.get(key)
-    return Ask(
-        key, role, prompt + (retry_note(problem) if problem else ""), dict(schema), persona=key
-    )
+    return Ask(key, role, prompt + (retry_note(problem) if problem else ""), dict(schema))
 
 
 def _brief(s: DebateState, side: Side) -> AdvocateBrief | ChallengerBrief | None:

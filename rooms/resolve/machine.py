@@ -183,7 +183,6 @@ def _ask(s: ResolveState, key: str, prompt: str, schema: dict[str, object]) -> A
         ACTORS[key],
         prompt + (retry_note(problem) if problem else ""),
         dict(schema),
-        persona="tribunal",
     )
 
 
