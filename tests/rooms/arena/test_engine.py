@@ -130,3 +130,39 @@ async def test_without_a_workspace_the_room_is_told_where_the_synthesis_is(tmp_p
         texts = kit.platform.texts()
         assert any(t.startswith("No workspace is set for this group") for t in texts)
         assert any(t.startswith("📄 Decision record:") for t in texts)
+
+
+def veto(withdraw: bool) -> Callable[[str, str], Any]:
+    def expert(slug: str, prompt: str) -> Any:
+        rnd = int(prompt.rsplit("Round ", 1)[1].split(" ", 1)[0])
+        if slug != "skeptic":
+            return scripts.msg() if rnd == 1 else scripts.final()
+        if rnd == 1:
+            return scripts.msg(stance="Do not add a queue")
+        if rnd == 2:
+            return scripts.final("No queue", veto="raise", veto_reason="it hides back-pressure")
+        return scripts.msg("response", "A bounded queue", veto="withdraw" if withdraw else "none")
+
+    return expert
+
+
+async def test_a_standing_veto_is_recorded_as_dissent(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, runner=arena_runner(veto(withdraw=False))) as kit:
+        await kit.say(QUESTION)
+        await kit.settle(60)
+        texts = kit.platform.texts()
+        assert any(
+            t.startswith("✋ The devil's advocate's veto is put to the whole panel") for t in texts
+        )
+        assert len(kit.runner.calls_for("expert:fleet-operator")) == 3  # finals answer the veto too
+        record = next((tmp_path / "data" / "decisions").iterdir()).read_text()
+        assert "Standing veto of the devil's advocate (dissent): it hides back-pressure" in record
+
+
+async def test_a_withdrawn_veto_leaves_no_dissent(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, runner=arena_runner(veto(withdraw=True))) as kit:
+        await kit.say(QUESTION)
+        await kit.settle(60)
+        record = next((tmp_path / "data" / "decisions").iterdir()).read_text()
+        assert "dissent" not in record.lower()
+        assert "the veto was withdrawn" in record
