@@ -181,8 +181,20 @@ class PhasedProtocol(Generic[S]):
             # A sibling of this run (same phase, run at once) already took the task to the
             # people or closed it: this run's outcome is kept on its turn, and moves nothing.
             return change
+        asks = m.plan(replayed.state, policy)
+        if not asks:  # a phase that asks for nobody cannot go on: never loop, ask the people
+            change.event = PEOPLE
+            change.escalation = ask_people(
+                task,
+                step.room,
+                step.policy,
+                kind="failure",
+                question=f"The {self.name} cannot go on from its {task.status} phase. Close it?",
+                reason=f"no run is due in the {task.status} phase",
+            )
+            return decided(self.table, task, change)
         pending = [*replayed.pending, reply_of_run(turn.role, run)]
-        if _complete(m.plan(replayed.state, policy), pending):
+        if _complete(asks, pending):
             state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
             change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
             if conclusion is not None:

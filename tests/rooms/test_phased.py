@@ -4,14 +4,20 @@ the replay of a task's turns (cached, but never across two tasks that only share
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from pathlib import Path
 
+from rooms import protocols
 from rooms.debate.protocol import DEBATE
+from rooms.deliberation import Ask, Conclusion, Post, Reply
 from rooms.history import History
 from rooms.machine import ANSWER, CLOSED, STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.phased import PhasedProtocol
 from rooms.protocol import Step
-from rooms.protocols import by_command
+from rooms.protocols import by_command, register
 from rooms.resolve.protocol import RESOLVE
+from tests.fakes.engine_kit import engine_kit
 from tests.rooms.debate import scripts as debate
 
 
@@ -78,3 +84,46 @@ def test_replay_is_the_same_with_and_without_the_cache_and_never_mixes_two_tasks
     # and back: the first task replays from scratch to the same state
     again = DEBATE.replay(step(task(0.0), first))
     assert again.state == s1.state
+
+
+class Stuck:
+    """A machine whose second phase asks for nobody (a bug the adapter must not loop on)."""
+
+    name, command, phases = "stuck", "stuck", ("one", "two")
+
+    def start(self, task: Task, policy: GroupPolicy) -> str:
+        return "one"
+
+    def phase(self, state: str) -> str:
+        return state
+
+    def plan(self, state: str, policy: GroupPolicy) -> list[Ask]:
+        return [Ask("actor", "debate-referee", "go")] if state == "one" else []
+
+    def advance(
+        self, state: str, replies: Sequence[Reply], policy: GroupPolicy, now: float
+    ) -> tuple[str, list[Post], Conclusion | None]:
+        return "two", [], None
+
+    def opened_text(self, user: str) -> str:
+        return "stuck opened"
+
+    def label(self, phase: str) -> str:
+        return phase
+
+
+async def test_a_phase_that_asks_for_nobody_asks_the_people_instead_of_looping(
+    tmp_path: Path,
+) -> None:
+    stuck = PhasedProtocol(Stuck())
+    register(stuck)
+    try:
+        async with engine_kit(tmp_path, {"actor": ["done"]}) as kit:
+            await kit.say("@tribunal stuck now")
+            await kit.settle()
+            task = await kit.task()
+            assert task.status == WAITING_HUMAN and len(kit.runner.calls) == 1
+            esc = await kit.store.open_escalation(task.id)
+            assert esc is not None and esc.reason == "no run is due in the two phase"
+    finally:
+        protocols.unregister("stuck")
