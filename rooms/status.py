@@ -42,6 +42,9 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     elif running:  # a phase that runs several actors at once
         at_once = ", ".join(f"{t.role} (turn {t.seq})" for t in running)
         lines.append(f"Now working at once: {at_once}.")
+    if task.summon is not None:
+        when = "at once" if task.summon.now else "when the running turn ends"
+        lines.append(f"Arbiter called by {task.summon.by}: it rules {when}.")
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
         lines.append(

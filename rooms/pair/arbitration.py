@@ -1,10 +1,12 @@
 """What an arbiter's turn leads to (DESIGN §5).
 
 The ruling is parsed (structured output first, the text as fallback; unreadable escalates, it
-never proceeds), stored with its reasons and the firing that led to it, written as a Markdown
-decision record under `data_dir`, posted, and applied: PROCEED → the reviewer re-checks;
-REVISE → the owner, with the conditions at the top of its next prompt; RESET → the owner, on a
-fresh session, with the new direction; ESCALATE → the humans. A ruling resets the round count.
+never proceeds), checked (an incomplete one goes back to a fresh arbiter turn once, naming what
+it lacks; a second escalates: rooms.judge.sendback), stored with its reasons and the firing that
+led to it, written as a Markdown decision record under `data_dir`, posted, and applied:
+PROCEED → the reviewer re-checks; REVISE → the owner, with the conditions at the top of its next
+prompt; RESET → the owner, on a fresh session, with the new direction; ESCALATE → the humans. A
+ruling resets the round count.
 """
 
 from __future__ import annotations
@@ -12,14 +14,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 
+from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
+from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.states import SENT_BACK
 from rooms.protocol import Step
-from rooms.records import Change, VerdictDraft
+from rooms.records import Change, FiringDraft, VerdictDraft
+from rooms.summons import firing as summon_firing
 from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
@@ -28,9 +36,17 @@ log = logging.getLogger(__name__)
 async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     now, owner, data_dir = step.now, step.owner, step.data_dir
-    ruling = parse_ruling(run.output, run.structured)
+    parsed = parse_ruling(run.output, run.structured)
+    earlier = earlier_send_back(history.turns, turn.seq)
+    checked = check_answer(parsed, run.output, sent_back_before=earlier)
+    if checked.ruling is None:
+        assert checked.problem is not None
+        return _send_back(step, turn, run, parsed, checked.problem)
+    ruling = checked.ruling
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
+    if earlier is not None:
+        reason += f"\n\nA first ruling was sent back ({earlier})."
     record_path, record_error = await _write_record(
         task, turn, ruling, reason, history, policy, data_dir
     )
@@ -45,8 +61,17 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         rounds="reset",
         count_arbitration=True,
         failures="reset",
-        outbox=[post(room, turn, render(ruling, record_path, record_error))],
+        outbox=[
+            replace(
+                post(room, turn, render(ruling, record_path, record_error)),
+                card=ruling_card(ruling, record_path),
+            )
+        ],
     )
+    if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
+        # A person called the arbiter while a detector's arbitration was on its way: this
+        # ruling answers both; who asked is stored with it (the detector's firing led here).
+        change.firing = FiringDraft(summon_firing(task.summon), turn.id, acted=False)
     if ruling.verdict == "ESCALATE":
         change.escalation = ask(
             task,
@@ -58,6 +83,25 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             options=tuple(ruling.options),
         )
     return change
+
+
+def _send_back(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, problem: str) -> Change:
+    """Not applied, not counted: the turn is kept with what it lacked, and a fresh arbiter turn
+    is asked again (its prompt names the problem)."""
+    now = step.now
+    end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=send_back_note(problem))
+    note = f"⚖️ The arbiter's {ruling.verdict} cannot be applied: {problem}. Asking it once more."
+    return Change(
+        step.task.id,
+        now,
+        expect_version=step.task.version,
+        expect_lease=step.owner,
+        turn=end,
+        event=SENT_BACK,
+        failures="reset",
+        # Only the note is posted: the incomplete ruling is not one to act on (it is stored).
+        outbox=[post(step.room, turn, note, key="sent_back", persona="tribunal")],
+    )
 
 
 def render(ruling: Ruling, record_path: str | None, record_error: str | None) -> str:

@@ -212,6 +212,11 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX tasks_one_open_per_room ON tasks(room) WHERE status != 'closed'",
         "CREATE INDEX tasks_open ON tasks(status) WHERE status != 'closed'",
     ],
+    [
+        # 4: a person's pending `arbitrate` request (model.Summon as JSON), cleared when a ruling
+        # answers it or the task waits for a person or closes.
+        "ALTER TABLE tasks ADD COLUMN summon TEXT CHECK (summon IS NULL OR json_valid(summon))",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)
