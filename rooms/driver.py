@@ -51,15 +51,14 @@ async def drive(ctx: Ctx, task_id: int) -> None:
             break
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     try:
-        await _recover(ctx, task_id)
+        room = await _recover(ctx, task_id)
         while True:
-            task = await ctx.store.task(task_id)
+            # The task as it is, read by renewing our claim on it (one statement): None when it
+            # was taken over (the other engine drives it now) or closed.
+            task = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
             protocol = _acts(task)
             if task is None or protocol is None:
                 return
-            if not await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
-                return  # taken over: the other engine drives it now
-            room = await ctx.store.room(task.room)
             policy = ctx.policies.for_room(room) if room else None
             if room is None or policy is None:
                 log.warning(
@@ -74,8 +73,9 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
 
-async def _recover(ctx: Ctx, task_id: int) -> None:
-    """We hold the lease, so a running turn belongs to an engine that died or gave up."""
+async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
+    """We hold the lease, so a running turn belongs to an engine that died or gave up. Returns
+    the task's room (rooms never change, so the driver reads it once)."""
     now = ctx.now()
     stale = await ctx.store.interrupt_turns(
         task_id, "interrupted: the engine running it stopped; it runs again", now
@@ -83,7 +83,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     task = await ctx.store.task(task_id)
     room = await ctx.store.room(task.room) if task else None
     if not stale or room is None:
-        return
+        return room
     notes = [
         post(
             room,
@@ -96,6 +96,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ]
     await ctx.store.apply(Change(task_id, now, outbox=notes))
     ctx.wake_outbox()
+    return room
 
 
 async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Step:
@@ -149,7 +150,7 @@ async def step(
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
-            run = await run_turn(ctx, task.id, spec, room, turn.seq)
+            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run)
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
@@ -157,7 +158,7 @@ async def step(
             await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
             return
         # Read the human messages again: people may have written while the turn ran.
-        messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
+        messages = await ctx.store.messages(task.id)
         after = before.after(turn, messages, ctx.now())
         fresh = await ctx.store.task(task.id)  # a person may have called the arbiter meanwhile
         if fresh is not None and fresh.summon != task.summon:
@@ -234,7 +235,12 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
 
 
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:
-    """Mark the turn interrupted, keeping whatever output it produced."""
+    """Mark the turn interrupted, keeping whatever output it produced and usage it spent."""
     await ctx.store.interrupt_turns(
-        task.id, f"interrupted: {reason}", ctx.now(), output=run.output, turn_id=turn.id
+        task.id,
+        f"interrupted: {reason}",
+        ctx.now(),
+        output=run.output,
+        turn_id=turn.id,
+        usage=run.usage,
     )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.arena.limits import ArenaLimits
 from rooms.debate.limits import DebateLimits
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import AgentType
 
@@ -161,9 +162,8 @@ class GroupPolicy:
     resolve: ResolveLimits = ResolveLimits()
 
     def agent_for(self, role: str) -> AgentConfig:
-        return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(
-            role, self.arbiter
-        )
+        by_role = {OWNER: self.owner, REVIEWER: self.reviewer, ARBITER: self.arbiter}
+        return by_role.get(role, self.arbiter)
 
 
 class Record(BaseModel):
@@ -223,7 +223,7 @@ class Turn(Record):
 class Ruling(Record):
     """The arbiter's validated ruling (DESIGN §5)."""
 
-    verdict: Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
+    verdict: Verdict
     reasons: str = ""
     conditions: list[str] = Field(default_factory=list)  # REVISE
     new_direction: str = ""  # RESET

@@ -165,6 +165,8 @@ class PhasedProtocol(Generic[S]):
             resume=None,
             output_schema=ask.schema,
             budget_left_usd=budget_left,
+            read_only=True,  # every deliberation actor reads; Tribunal writes what they conclude
+            tokens_left=max(step.limits.max_tokens - step.task.tokens, 0),
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:

@@ -76,7 +76,11 @@ def build_spec(
     resume: str | None,
     output_schema: dict[str, Any] | None,
     budget_left_usd: float | None,
+    read_only: bool,
+    tokens_left: int | None = None,
 ) -> RunSpec:
+    """The run spec of `turn`; `read_only`: whether it may change the workspace (the protocol
+    says: in the pair only the owner writes)."""
     role = turn.role
     agent = policy.agent_for(role)
     request = RunRequest(
@@ -86,7 +90,7 @@ def build_spec(
         model=agent.model,
         resume_session_id=resume,
         output_schema=output_schema,
-        read_only=role != "owner",
+        read_only=read_only,
         max_turns=max(1, policy.max_agent_turns),
         max_budget_usd=budget_left_usd,
     )
@@ -99,11 +103,21 @@ def build_spec(
         env={"TRIBUNAL_TASK": str(task.id), "TRIBUNAL_TURN": str(turn.seq)},
         idle_timeout_s=policy.idle_timeout_s,
         hard_timeout_s=policy.hard_timeout_s,
+        tokens_left=tokens_left,
     )
 
 
-async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: int) -> RunOutcome:
-    outcome = RunOutcome()
+async def run_turn(
+    ctx: Ctx,
+    task_id: int,
+    spec: RunSpec,
+    room: RoomRef,
+    seq: int,
+    outcome: RunOutcome | None = None,
+) -> RunOutcome:
+    """Run the turn into `outcome` (a fresh one when not given): a caller that passes its own
+    still has what the run produced (output, usage) when the turn is cancelled."""
+    outcome = outcome if outcome is not None else RunOutcome()
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))

@@ -15,8 +15,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-TranscriptRole = Literal["owner", "reviewer", "arbiter", "human"]
-ROLES: tuple[str, ...] = ("owner", "reviewer", "arbiter", "human")
+from rooms.judge.markers import HUMAN, Role
+from rooms.judge.markers import ROLES as PAIR_ROLES
+
+TranscriptRole = Literal[Role, "human"]
+ROLES: tuple[str, ...] = (*PAIR_ROLES, HUMAN)
 
 
 class TranscriptError(ValueError):

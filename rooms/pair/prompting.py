@@ -9,15 +9,21 @@ RESET gets the ruling's conditions or new direction at the top, since that is wh
 from __future__ import annotations
 
 from rooms.history import History
+from rooms.judge.markers import ARBITER, OWNER, OWNER_MARKERS, REVIEWER, REVIEWER_MARKERS, VERDICTS
 from rooms.judge.sendback import earlier_send_back, resend_prompt
 from rooms.model import GroupPolicy, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
 from rooms.records import VerdictRow
 
+
+def _either(words: tuple[str, ...]) -> str:
+    return f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 _MARKERS = {
-    "owner": "DONE, NEEDS_CONTEXT or BLOCKED",
-    "reviewer": "APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT or BLOCKED",
-    "arbiter": "PROCEED, REVISE, RESET or ESCALATE (as `VERDICT: <word>`)",
+    OWNER: _either(OWNER_MARKERS),
+    REVIEWER: _either(REVIEWER_MARKERS),
+    ARBITER: f"{_either(VERDICTS)} (as `VERDICT: <word>`)",
 }
 _OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays in the store
 # Characters of the task or of one person's message in a prompt. A pasted log of megabytes would
@@ -48,12 +54,12 @@ def build_prompt(
 ) -> str:
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
-    if role == "owner":
+    if role == OWNER:
         parts += _ruling_to_act_on(history)
-    if role == "arbiter":
+    if role == ARBITER:
         parts += _arbiter_frame(task, history, policy, reason)
     parts += _messages(history)
-    if role != "arbiter":
+    if role != ARBITER:
         parts += _rulings(history)
     parts += _recent_turns(history, policy.recent_turns)
     parts += _your_turn(phase, role)
@@ -66,7 +72,7 @@ def _ruling_to_act_on(history: History) -> list[str]:
         return []
     latest = history.verdicts[-1]
     answered = any(
-        t.role == "owner" and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
+        t.role == OWNER and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
     )
     ruling = latest.ruling
     if answered or ruling.verdict not in ("REVISE", "RESET"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from prompts import load_prompt
 from rooms.history import History
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
@@ -61,6 +62,11 @@ class PairProtocol:
             reason=cause.firing.reason if cause else "",
         )
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
+        # The credential proxy refuses requests past the tokens left; the wrap-up of approved work
+        # runs even at a ceiling (rooms/pair/rounds.py), so it gets no token ceiling.
+        tokens_left = (
+            None if task.status == states.FINALIZE else max(step.limits.max_tokens - task.tokens, 0)
+        )
         return build_spec(
             task,
             turn,
@@ -68,8 +74,10 @@ class PairProtocol:
             prompt=prompt,
             system_prompt=load_prompt(turn.role, policy.prompt_overrides),
             resume=turn.resumed_from,
-            output_schema=RULING_SCHEMA if turn.role == states.ARBITER else None,
+            output_schema=RULING_SCHEMA if turn.role == ARBITER else None,
             budget_left_usd=budget_left,
+            read_only=turn.role != OWNER,
+            tokens_left=tokens_left,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -93,7 +101,7 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
     workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
     still send the work back to review."""
     for turn in reversed(history.done):
-        if turn.role == states.REVIEWER and turn.marker == "APPROVED":
+        if turn.role == REVIEWER and turn.marker == "APPROVED":
             if turn.tree is not None:
                 return turn.tree
             break

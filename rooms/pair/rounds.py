@@ -16,17 +16,25 @@ import hashlib
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.detectors import check
-from rooms.judge.markers import find_marker
+from rooms.judge.markers import (
+    APPROVED,
+    CHANGES_REQUESTED,
+    DONE,
+    OWNER,
+    REVIEWER,
+    STUCK,
+    UNMARKED,
+    find_marker,
+)
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.states import CEILING, CHANGED, DEADLOCK, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.protocol import Step
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
 
-STUCK = ("BLOCKED", "NEEDS_CONTEXT")
-UNMARKED = {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}
 # Detectors whose fingerprint says "the same problem again" after a PROCEED.
 REPEATABLE = ("stagnation", "blocked")
 
@@ -35,7 +43,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     thresholds, now, owner = step.limits, step.now, step.owner
     role = turn.role
-    found = find_marker(run.output, "owner" if role == "owner" else "reviewer")
+    found = find_marker(run.output, OWNER if role == OWNER else REVIEWER)
     marker = found or UNMARKED[role]
     tree = await tree_hash(policy.workspace)
     end = turn_end(turn, run, now, marker=marker, unmarked=found is None, tree=tree)
@@ -60,15 +68,15 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         expect_lease=owner,
         turn=end,
         failures="reset",
-        rounds="inc" if role == "reviewer" else None,
+        rounds="inc" if role == REVIEWER else None,
         outbox=[post(room, turn, _labelled(turn, run.output, found))],
     )
-    if marker == "APPROVED":
+    if marker == APPROVED:
         # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now
         # would send it back to the owner (waiting_human leads to owner_turn).
         change.event = "APPROVED"
     elif firing is not None and firing.detector == "ceiling":
-        change.event = "ceiling"
+        change.event = CEILING
         change.escalation = ask(
             task,
             room,
@@ -80,7 +88,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     elif marker in STUCK or firing is not None:
         firing = firing or _stuck_firing(role, marker, run.output)
         instead = _escalation_instead(task, room, policy, history, firing, thresholds)
-        change.event = "ceiling" if instead else (marker if marker in STUCK else "deadlock")
+        change.event = CEILING if instead else (marker if marker in STUCK else DEADLOCK)
         change.escalation = instead
         then = "asking the people here" if instead else "calling the arbiter"
         note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason} → {then}."
@@ -89,7 +97,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         change.event = marker
     if firing is not None:
         # Stored even when it does not act (an approval wins), so thresholds can be tuned.
-        acted = change.event not in ("APPROVED", "DONE", "CHANGES_REQUESTED")
+        acted = change.event not in (APPROVED, DONE, CHANGES_REQUESTED)
         change.firing = FiringDraft(firing, turn.id, acted=acted)
     return change
 
@@ -98,7 +106,7 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, now, owner = step.task, step.room, step.policy, step.now, step.owner
     tree = await tree_hash(policy.workspace)
     changed = tree != turn.tree_before  # the tree the reviewer approved
-    found = find_marker(run.output, "owner")
+    found = find_marker(run.output, OWNER)
     change = Change(
         task.id,
         now,
@@ -106,7 +114,7 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         expect_lease=owner,
         turn=turn_end(turn, run, now, marker=found, unmarked=found is None, tree=tree),
         failures="reset",
-        event="changed" if changed else "closed",
+        event=CHANGED if changed else WRAPPED_UP,
         outbox=[post(room, turn, run.output)],
     )
     if changed:

@@ -151,6 +151,21 @@ def test_unusable_base_fails_with_the_build_log(
         docker_client.images.remove(image_id, force=True)
 
 
+@pytest.mark.engine
+@pytest.mark.timeout(300)
+def test_a_base_the_engine_lacks_and_cannot_pull_says_what_to_do(
+    docker_client: Any, runner_image: str
+) -> None:
+    """Offline, the default base cannot be pulled: the error names --base and a local base.
+    (The base's registry is `localhost`, so the failed pull never leaves this machine.)"""
+    base = "localhost:9/tribunal-absent-base:none"
+    with pytest.raises(ImageError, match="image build failed") as failure:
+        build_image(docker_client, tag="localhost/tribunal-nobase:test", base=base)
+    said = str(failure.value)
+    assert f"The base image {base} is not on the engine and could not be pulled" in said
+    assert "tribunal image build --base IMAGE" in said and "Python 3.11" in said
+
+
 def test_cli_build_without_an_engine_fails_cleanly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

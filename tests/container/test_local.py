@@ -297,3 +297,25 @@ def test_signal_names_in_crash_texts() -> None:
 
     assert _exit_text(-signal.SIGSEGV) == "was killed by SIGSEGV"
     assert _exit_text(1) == "exited with status 1"
+
+
+@pytest.mark.parametrize("pythonpath", [":", "", "/nowhere:", "::/nowhere"])
+async def test_a_runners_package_in_the_workspace_cannot_replace_the_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pythonpath: str
+) -> None:
+    """An empty PYTHONPATH entry means the current folder, which is the workspace: the host's
+    PYTHONPATH does not reach the runner, so the real runner runs, not the workspace's."""
+    forged = tmp_path / "runners"
+    forged.mkdir()
+    (forged / "__init__.py").write_text("")
+    (forged / "__main__.py").write_text(
+        'print(\'{"kind": "final", "text": "HIJACKED by the workspace"}\', flush=True)\n'
+    )
+    monkeypatch.setenv("PYTHONPATH", pythonpath)
+    # The real codex runner, told of a binary that is not there: it fails fast, in its own words.
+    run = spec(tmp_path, env={"CODEX_BIN": str(tmp_path / "no-codex")}).model_copy(
+        update={"agent": "codex"}
+    )
+    events = await collect(LocalBackend(), run)
+    assert "HIJACKED" not in str(events)
+    assert events[-1].kind == "error" and "is not an executable file" in events[-1].text

@@ -59,6 +59,7 @@ class RelayProtocol:
             resume=None,
             output_schema=None,
             budget_left_usd=None,
+            read_only=True,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
