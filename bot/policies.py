@@ -29,6 +29,9 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         recent_turns=group.recent_turns,
         # In the console room everything typed is for Tribunal: nothing to mention.
         address="type" if name == CONSOLE_GROUP else GroupPolicy.address,
+        arena=group.arena,
+        debate=group.debate,
+        resolve=group.resolve,
     )
 
 

@@ -13,8 +13,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rooms.arena.limits import ArenaLimits
+from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import Role
 from rooms.model import GroupPolicy, Thresholds
+from rooms.resolve.limits import ResolveLimits
 from runners.protocol import AgentType
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -24,6 +27,23 @@ CONSOLE_CHANNEL = "local"
 CONSOLE_GROUP = "console"
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+# Roles whose prompt a group may replace: the pair's and the protocols' (prompts.PROTOCOL_ROLES).
+PromptRole = Literal[
+    Role,
+    "arena-moderator",
+    "arena-researcher",
+    "arena-expert",
+    "arena-synthesizer",
+    "debate-frame",
+    "debate-advocate",
+    "debate-challenger",
+    "debate-referee",
+    "resolve-positions",
+    "resolve-tests",
+    "resolve-executor",
+]
 
 
 class SettingsError(Exception):
@@ -88,8 +108,13 @@ class GroupBase(_Section):
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()
-    prompts: dict[Role, Path] = Field(default_factory=dict)
+    prompts: dict[PromptRole, Path] = Field(default_factory=dict)
     recent_turns: int = Field(GroupPolicy.recent_turns, ge=1)  # turn outputs quoted in each prompt
+    # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
+    # them; unknown keys are errors here too.
+    arena: ArenaLimits = ArenaLimits()
+    debate: DebateLimits = DebateLimits()
+    resolve: ResolveLimits = ResolveLimits()
 
     @field_validator("workspace")
     @classmethod

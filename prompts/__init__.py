@@ -6,6 +6,20 @@ from importlib import resources
 from pathlib import Path
 
 ROLES = ("owner", "reviewer", "arbiter")
+# The deliberation protocols' actors (DESIGN §9): one prompt file each, `<protocol>-<actor>.md`.
+PROTOCOL_ROLES = (
+    "arena-moderator",
+    "arena-researcher",
+    "arena-expert",
+    "arena-synthesizer",
+    "debate-frame",
+    "debate-advocate",
+    "debate-challenger",
+    "debate-referee",
+    "resolve-positions",
+    "resolve-tests",
+    "resolve-executor",
+)
 
 
 class PromptError(ValueError):

@@ -26,7 +26,7 @@ from rooms.history import load
 from rooms.machine import CLOSED, WAITING_HUMAN
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.outputs import post
-from rooms.protocol import Protocol, Step
+from rooms.protocol import Protocol, Step, TurnStart
 from rooms.protocols import protocol_for
 from rooms.records import Change
 from rooms.summons import Summonable, accepts
@@ -133,7 +133,12 @@ async def step(
     ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
 ) -> None:
     before = await _read(ctx, task, room, policy)
-    start = await protocol.begin(before)
+    begin_all = getattr(protocol, "begin_all", None)
+    starts = await begin_all(before) if begin_all is not None else [await protocol.begin(before)]
+    if len(starts) > 1:
+        await step_all(ctx, protocol, before, starts)
+        return
+    start = starts[0]
     turn = await ctx.store.begin_turn(
         task,
         start.role,
@@ -175,6 +180,64 @@ async def step(
     except asyncio.CancelledError:
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")
         await asyncio.shield(_keep(ctx, task, turn, run, reason))
+        raise
+
+
+async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[TurnStart]) -> None:
+    """A phase that runs several actors at once (a protocol with `begin_all`, e.g. the arena's
+    researchers or experts): every turn begins, all run concurrently, then each outcome is
+    decided and applied in turn order, each on the task as the one before left it (a fresh
+    task and history), so the last one decided sees the whole phase."""
+    task, room = before.task, before.room
+    turns: list[Turn] = []
+    for start in starts:
+        turn = await ctx.store.begin_turn(
+            task,
+            start.role,
+            ctx.engine_id,
+            ctx.now(),
+            tree_before=start.tree_before,
+            resumed_from=start.resume,
+            wall=ctx.wall(),
+        )
+        if turn is None:
+            break  # lost a race: the turns begun so far run; the driver re-reads the task after
+        turns.append(turn)
+    runs = [RunOutcome() for _ in turns]
+
+    async def run_one(i: int, turn: Turn) -> None:
+        try:
+            spec = await protocol.spec(before, turn)
+        except Exception as exc:
+            runs[i] = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
+            return
+        runs[i] = await run_turn(ctx, task.id, spec, room, turn.seq)
+
+    decided_ids: set[int] = set()
+    try:
+        await asyncio.gather(*(run_one(i, t) for i, t in enumerate(turns)))
+        for turn, run in zip(turns, runs, strict=True):
+            decided_ids.add(turn.id)
+            if run.lost_lease:
+                await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
+                continue
+            if run.interrupted:
+                await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
+                continue
+            fresh = await ctx.store.task(task.id)
+            if fresh is None:
+                return
+            now = ctx.now()
+            step_now = replace(before, task=fresh, history=await load(ctx.store, task.id), now=now)
+            change = await protocol.decide(step_now, turn, run)
+            if await ctx.store.apply(change) is None:
+                await _keep(ctx, task, turn, run, "the task changed while the turn ran")
+        ctx.wake_outbox()
+    except asyncio.CancelledError:
+        reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")
+        for turn, run in zip(turns, runs, strict=True):
+            if turn.id not in decided_ids:
+                await asyncio.shield(_keep(ctx, task, turn, run, reason))
         raise
 
 

@@ -11,7 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rooms.arena.limits import ArenaLimits
+from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
+from rooms.resolve.limits import ResolveLimits
 from runners.protocol import AgentType
 
 
@@ -155,6 +158,9 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
+    debate: DebateLimits = DebateLimits()
+    resolve: ResolveLimits = ResolveLimits()
     # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
     # "mention me with" in a chat channel, "type" in the console room.
     address: str = "mention me with"
@@ -219,6 +225,7 @@ class Turn(Record):
     resumed_from: str | None = None  # the session it resumed
     started_at: float
     ended_at: float | None = None
+    structured: dict[str, Any] | None = None  # the JSON-schema output, when one was asked for
 
 
 class Ruling(Record):

@@ -8,13 +8,17 @@ tests, by the test itself.
 
 from __future__ import annotations
 
+from rooms.arena.protocol import ARENA
+from rooms.debate.protocol import DEBATE
 from rooms.machine import StateTable
 from rooms.pair.protocol import PAIR
 from rooms.protocol import Protocol
+from rooms.resolve.protocol import RESOLVE
 
 DEFAULT = PAIR.name
 
-_REGISTRY: dict[str, Protocol] = {PAIR.name: PAIR}
+# The deliberation protocols (DESIGN §9) are built in too, each opened by its command word.
+_REGISTRY: dict[str, Protocol] = {p.name: p for p in (PAIR, DEBATE, RESOLVE, ARENA)}
 
 
 class UnknownProtocol(LookupError):

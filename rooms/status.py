@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rooms.context import Ctx
 from rooms.model import GroupPolicy, RoomRef, Task
-from rooms.protocols import UnknownProtocol, protocol_for
+from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
 from rooms.worktrees import branch_head
 
 
@@ -25,16 +25,29 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
     if len(first_line) > 120:
         first_line = first_line[:119] + "…"
-    lines = [
-        f"Task #{task.id}: {_label(task.protocol, task.status)}",
-        f"Task: {first_line}",
-        f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
-        f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
-        f" · cost: ${task.cost_usd:.2f}",
-    ]
-    running = [t for t in await store.turns(task.id) if t.status == "running"]
-    if running:
+    turns = await store.turns(task.id)
+    lines = [f"Task #{task.id}: {_label(task.protocol, task.status)}", f"Task: {first_line}"]
+    if task.protocol == DEFAULT:
+        lines.append(
+            f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
+            f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
+            f" · cost: ${task.cost_usd:.2f}"
+        )
+    else:  # a deliberation protocol: its phase is the label above; who took part, at what cost
+        who = list(
+            dict.fromkeys(t.role for t in turns if t.status in ("done", "failed", "running"))
+        )
+        lines.append(
+            f"Protocol: {task.protocol} · turns: {task.turns} · tokens: {task.tokens:,}"
+            f" · cost: ${task.cost_usd:.2f}"
+        )
+        lines.append("Participants: " + (", ".join(who) if who else "none yet"))
+    running = [t for t in turns if t.status == "running"]
+    if len(running) == 1:
         lines.append(f"Now: the {running[-1].role} is working on turn {running[-1].seq}.")
+    elif running:  # a phase that runs several actors at once
+        at_once = ", ".join(f"{t.role} (turn {t.seq})" for t in running)
+        lines.append(f"Now working at once: {at_once}.")
     if task.summon is not None:
         when = "at once" if task.summon.now else "when the running turn ends"
         lines.append(f"Arbiter called by {task.summon.by}: it rules {when}.")

@@ -2,7 +2,8 @@
 
 Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands: /approve, /reject
 (answer the open escalation), /stop, /status, /arbitrate [now] [note] (read by the engine's
-own command parser, as a mention on Slack or Discord is), /help, /quit; any other line is a
+own command parser, as a mention on Slack or Discord is), /help, /quit; /debate, /resolve and
+/arena (or the bare words) open a deliberation protocol's task; any other line is a
 message (the task, when no task is open; an answer, when the task waits for you). At end of input
 the room waits until the engine is idle (done, or waiting for a person), then ends.
 
@@ -23,14 +24,16 @@ from typing import Protocol
 from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
 from rooms.model import Inbound, RoomRef, Task
+from rooms.protocols import by_command
 from rooms.records import Escalation
 
 PLATFORM = "console"
 CHANNEL = "local"
 HELP = (
     "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
-    "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit; any other "
-    "line is a message to the room"
+    "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit; /debate "
+    "<decision>, /resolve <question>, /arena <question> open a deliberation; any other line is "
+    "a message to the room"
 )
 # Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
 # hands the whole line over, so every platform shares one parser.
@@ -104,12 +107,13 @@ class ConsoleRoom:
         text = line.strip()
         if not text:
             return True
-        if text.startswith("/"):
-            if text.split()[0].lower() in ENGINE_COMMANDS:
+        word = text.split()[0].lower()
+        if text.startswith("/") and by_command(word[1:]) is None:
+            if word in ENGINE_COMMANDS:
                 room = self.room or await self._room_for_message()
                 await self.engine.handle(self._inbound(room, text=text))
                 return True
-            command = self._commands.get(text.split()[0].lower())
+            command = self._commands.get(word)
             if command is None:
                 self.platform.write(f"unknown command {text.split()[0]}; {HELP}")
                 return True

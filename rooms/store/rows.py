@@ -129,7 +129,15 @@ def to_turn(r: sqlite3.Row) -> Turn:
         resumed_from=r["resumed_from"],
         started_at=r["started_at"],
         ended_at=r["ended_at"],
+        structured=_object(r["structured"]),
     )
+
+
+def _object(raw: str | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    data = json.loads(raw)
+    return data if isinstance(data, dict) else None
 
 
 def to_escalation(r: sqlite3.Row) -> Escalation:

@@ -1,0 +1,50 @@
+"""The arena as a protocol the driver runs (`@tribunal arena <question>`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rooms.arena import machine
+from rooms.arena.state import ArenaState
+from rooms.deliberation import Ask, Conclusion, Post, Reply
+from rooms.model import GroupPolicy, Task
+from rooms.phased import PhasedProtocol
+
+LABELS = {
+    "panel": "choosing the panel",
+    "research": "researchers gathering context",
+    "debate": "the experts debate",
+    "synthesis": "writing the synthesis",
+}
+
+
+class ArenaMachine:
+    name = "arena"
+    command = "arena"
+    phases = tuple(LABELS)
+
+    def start(self, task: Task, policy: GroupPolicy) -> ArenaState:
+        return machine.start(task.text)
+
+    def phase(self, state: ArenaState) -> str:
+        return state.phase
+
+    def plan(self, state: ArenaState, policy: GroupPolicy) -> list[Ask]:
+        return machine.plan(state, policy.arena)
+
+    def advance(
+        self, state: ArenaState, replies: Sequence[Reply], policy: GroupPolicy, now: float
+    ) -> tuple[ArenaState, list[Post], Conclusion | None]:
+        return machine.advance(state, replies, policy.arena, now)
+
+    def opened_text(self, user: str) -> str:
+        return (
+            f"🏟️ Arena opened by {user}: a panel of expert personas is chosen, researchers "
+            "gather context, the experts argue with rated evidence, and a synthesis is saved."
+        )
+
+    def label(self, phase: str) -> str:
+        return LABELS.get(phase, phase)
+
+
+ARENA = PhasedProtocol(ArenaMachine())

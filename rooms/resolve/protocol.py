@@ -1,0 +1,49 @@
+"""Resolve as a protocol the driver runs (`@tribunal resolve <question>`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rooms.deliberation import Ask, Conclusion, Post, Reply
+from rooms.model import GroupPolicy, Task
+from rooms.phased import PhasedProtocol
+from rooms.resolve import machine
+from rooms.resolve.state import ResolveState
+
+LABELS = {
+    "positions": "stating the positions",
+    "design": "designing discriminating tests",
+    "execute": "running the tests in the workspace",
+}
+
+
+class ResolveMachine:
+    name = "resolve"
+    command = "resolve"
+    phases = tuple(LABELS)
+
+    def start(self, task: Task, policy: GroupPolicy) -> ResolveState:
+        return machine.start(task.text)
+
+    def phase(self, state: ResolveState) -> str:
+        return state.phase
+
+    def plan(self, state: ResolveState, policy: GroupPolicy) -> list[Ask]:
+        return machine.plan(state, policy.resolve)
+
+    def advance(
+        self, state: ResolveState, replies: Sequence[Reply], policy: GroupPolicy, now: float
+    ) -> tuple[ResolveState, list[Post], Conclusion | None]:
+        return machine.advance(state, replies, policy.resolve)
+
+    def opened_text(self, user: str) -> str:
+        return (
+            f"🧪 Resolve opened by {user}: the positions are stated, tests that tell them apart "
+            "are designed and run in the workspace, and the tests decide."
+        )
+
+    def label(self, phase: str) -> str:
+        return LABELS.get(phase, phase)
+
+
+RESOLVE = PhasedProtocol(ResolveMachine())
