@@ -120,7 +120,7 @@ async def test_commands_by_mention_go_through_the_shared_parser(
         await runner.wait_calls(1)
         await fake.say(BOB, "status", mention=True, channel=thread)
         await s.until(lambda: any("Task #1: " in text_of(m) for m in fake.in_channel(thread)))
-        await fake.say(BOB, "stop", mention=True, channel=thread)
+        await fake.say(ALICE, "stop", mention=True, channel=thread)  # the opener may stop
         await s.until(
             lambda: any("⏹ Task #1 stopped by" in text_of(m) for m in fake.in_channel(thread))
         )
