@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.settings import Settings
 from tests.bot.discord.kit import (
+    assert_one_decision_card,
     ephemeral_followups,
     open_escalation,
     said_approved,
@@ -61,6 +62,8 @@ async def test_a_double_click_decides_once_and_the_second_is_stale(
             m for m in fake.in_channel(thread) if m["id"] != card and said_approved(m, ALICE)
         ]
         assert len(approvals) == 1
+        assert not approvals[0]["embeds"], "the reply is text: the card is the question's"
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
         # A click on the decided card later (a client that still shows the buttons): stale too.
         await fake.click(card, "tribunal:reject:1", ALICE, seen=shown)
         await s.until(lambda: len(ephemeral_followups(fake)) == 2)
@@ -96,12 +99,13 @@ async def test_a_tampered_button_is_stale(settings: Settings, fake: FakeDiscord)
 
 async def test_an_approver_by_role_decides(settings: Settings, fake: FakeDiscord) -> None:
     async with served(settings, fake, pair_with_escalation()) as s:
-        _, card = await open_escalation(s)
+        thread, card = await open_escalation(s)
         await fake.click(card, "tribunal:reject:1", CAROL)
         await s.until(lambda: card_edits(fake, card) == 1)
         await s.settle()
         assert (await s.task()).status == "closed"
         assert f"Rejected by <@{CAROL}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Rejected by <@{CAROL}>")
         assert ephemeral_followups(fake) == []
 
 
@@ -123,6 +127,7 @@ async def test_an_approvers_reply_in_the_thread_answers_like_the_button(
         decided = text_of(fake.messages[card])
         assert f"Answered by <@{ALICE}>" in decided and "from the vault" in decided
         assert fake.messages[card]["components"] == []
+        assert_one_decision_card(fake, thread, card, f"Answered by <@{ALICE}>")
         assert "use the test password from the vault" in runner.calls[2].prompt
 
 
@@ -174,6 +179,7 @@ async def test_approve_by_mention_in_the_thread_decides_and_edits_the_card(
         await s.settle()
         assert (await s.task()).status == "closed"
         assert f"Approved by <@{CAROL}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{CAROL}>")
 
 
 async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
