@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +32,7 @@ from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
 from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
 from bot.discord.poster import NO_PINGS, Poster
+from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from rooms.model import Inbound, Outbound
 
@@ -78,7 +79,7 @@ class DiscordAdapter:
         self._gateway: asyncio.Task[None] | None = None
         self._stack = contextlib.ExitStack()
         self._inflight: set[asyncio.Task[None]] = set()
-        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._rooms = RoomLocks()  # one event per room at a time
         self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
         self._stopping = False
 
@@ -226,22 +227,8 @@ class DiscordAdapter:
     async def _handle(self, engine: Engine, inbound: Inbound) -> None:
         """Hand the event to the engine, one event per room at a time (in the order Discord sent
         them). What it decides comes back through the outbox, the decided card included."""
-        async with self._room_lock(inbound.room.key):
+        async with self._rooms.hold(inbound.room.key):
             await engine.handle(inbound)
-
-    @contextlib.asynccontextmanager
-    async def _room_lock(self, key: str) -> AsyncIterator[None]:
-        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
-        self._room_locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._room_locks[key]
-            if users <= 1:
-                del self._room_locks[key]
-            else:
-                self._room_locks[key] = (lock, users - 1)
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(work, name=f"discord-inbound-{name}")
