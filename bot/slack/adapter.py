@@ -254,7 +254,7 @@ class SlackAdapter:
         if escalation is None:
             return
         room = message.room
-        ts = self.poster.cards.get(escalation) or await self._engine_card(ref)
+        ts = self.poster.cards.get(escalation) or await self._engine_card(str(escalation))
         if ts is None:  # its row not marked sent (rooms deliver in order: not expected): look
             ts = await self.poster.card_of(room.channel, room.thread, escalation)
         if ts is None:
