@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from bot.settings import Settings
+from rooms.model import Outbound
 from tests.bot.discord.kit import (
     assert_one_decision_card,
     ephemeral_followups,
@@ -223,3 +224,30 @@ async def test_when_the_channel_has_no_room_for_our_webhook_roles_speak_in_embed
             "DONE\nadded it",
             "DONE\nwrapped up",
         ]
+
+
+async def test_a_decided_row_handed_again_draws_the_same_card_and_posts_nothing_more(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    """At-least-once delivery of the decision: handed again in the same process it is known;
+    handed again by a restarted one (its mark lost), the card is drawn again the same and the
+    reply is not posted twice (the outbox id is the post's enforced nonce)."""
+    async with served(settings, fake, pair_with_escalation()) as s:
+        thread, card = await open_escalation(s)
+        await fake.click(card, "tribunal:approve:1", ALICE)
+        await s.until(lambda: card_edits(fake, card) == 1)
+        await s.settle()
+        (row,) = [r for r in await s.app.store.outbox() if r.key == "answer:1"]
+        assert row.card is not None and row.card.kind == "decided" and row.message_id
+        again = Outbound(
+            row.room, row.text, persona=row.persona, card=row.card, outbox_id=row.id, attempt=2
+        )
+        posts = len(fake.in_channel(thread))
+        assert await s.adapter.deliver(again) == row.message_id
+        assert card_edits(fake, card) == 1 and len(fake.in_channel(thread)) == posts
+        shown = copy.deepcopy(fake.messages[card])
+    async with served(settings, fake, ScriptedRunner()) as s:
+        assert await s.adapter.deliver(again) == row.message_id  # the same reply, by its nonce
+        assert card_edits(fake, card) == 2 and fake.messages[card]["embeds"] == shown["embeds"]
+        assert len(fake.in_channel(thread)) == posts
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
