@@ -1,8 +1,8 @@
 """Plain-text rendering of what the engine posts, shared by the platform adapters.
 
 `split_text` cuts a long message at a platform's limit on line boundaries and never inside a
-fenced code block without closing and reopening the fence (DESIGN §7); `too_long_for_messages`
-and `file_note` are the shared rule for a text that goes as its opening piece plus a file;
+fenced code block without closing and reopening the fence (DESIGN §7); `long_text_parts` is the
+one rule, for every platform, of when a text goes as its opening piece plus a file;
 `plain` and `answer_hint` are the console room's view of a message and of an escalation's
 buttons.
 """
@@ -10,6 +10,7 @@ buttons.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rooms.model import Action, Outbound
 
@@ -111,18 +112,23 @@ def too_long_for_messages(pieces: list[str], max_pieces: int) -> bool:
     return len(pieces) > max_pieces
 
 
-def file_note(total_chars: int) -> str:
-    """The line under the opening piece of a text posted whole as a file."""
-    return f"(… {total_chars:,} characters in all: the whole text is in the file below.)"
+def file_note(total_chars: int, where: str = "in the file below") -> str:
+    """The line under the opening piece of a text posted whole as a file (`where` the file is:
+    below it in Slack, attached to it in Discord)."""
+    return f"(… {total_chars:,} characters in all: the whole text is {where}.)"
 
 
-def long_text_parts(text: str, limit: int, max_parts: int) -> tuple[list[str], bool]:
-    """How to post `text` on a platform with a `limit` per message: its pieces (split_text), or,
-    when it would take more than `max_parts` messages, its opening piece with a note, and True:
-    the whole text then goes as a file after it, so a room is never flooded by one output."""
+def long_text_parts(
+    text: str, limit: int, max_parts: int, note: Callable[[int], str] = file_note
+) -> tuple[list[str], bool]:
+    """How to post `text` on a platform with a `limit` per message, the one rule for every
+    platform: its pieces (split_text), or, when it would take more than `max_parts` messages
+    (too_long_for_messages), its opening piece with `note(len(text))` under it, still within
+    `limit`, and True: the whole text then goes as a file, so a room is never flooded by one
+    output."""
     pieces = split_text(text or "(empty)", limit)
-    if len(pieces) <= max_parts:
+    if not too_long_for_messages(pieces, max_parts):
         return pieces, False
-    note = f"\n\n(… {len(text):,} characters in all: the whole text is in the attached file.)"
-    opening = split_text(text, limit - len(note))[0]  # a fence it cut is closed in it
-    return [opening.rstrip("\n") + note], True
+    tail = "\n\n" + note(len(text))
+    opening = split_text(text, limit - len(tail))[0]  # a fence it cut is closed in it
+    return [opening.rstrip("\n") + tail], True

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from rooms.commands import handle
 from rooms.context import Ctx
 from rooms.driver import drive
+from rooms.escalations import card_key
 from rooms.model import Inbound, RoomRef, Task
 from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
@@ -139,6 +140,15 @@ class Engine:
         """The question waiting for a person in the room's open task, if any."""
         task = await self.ctx.store.open_task_in(room)
         return await self.ctx.store.open_escalation(task.id) if task else None
+
+    async def seen_event(self, event_id: str) -> bool:
+        """Whether an inbound event with this id was handled before (platforms replay events)."""
+        return await self.ctx.store.seen_event(event_id)
+
+    async def question_message(self, escalation_id: str) -> str | None:
+        """What the adapter's `deliver` returned for an escalation's card (the question with
+        its buttons), once delivered: how a decided card finds the card it replaces."""
+        return await self.ctx.store.sent_message_id(card_key(escalation_id))
 
     async def open_rooms(self, platform: str) -> list[RoomRef]:
         """Rooms of `platform` with an open task, oldest task first."""

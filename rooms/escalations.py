@@ -56,7 +56,7 @@ def ask(
         )
         value = str(escalation_id)
         return OutboxDraft(
-            key=f"escalation:{escalation_id}",
+            key=card_key(escalation_id),
             room=room,
             text="\n".join(lines),
             card=escalation_card(task.id, question, reason, options, _who(policy)),
@@ -138,6 +138,11 @@ async def answer(
     if applied is not None:
         await complete_records(ctx, task.id)  # the answer: who, what, when
     return applied
+
+
+def card_key(escalation_id: int | str) -> str:
+    """The outbox key of an escalation's card (its question with the answer buttons)."""
+    return f"escalation:{escalation_id}"
 
 
 def stale_reply(escalation_id: str) -> str:

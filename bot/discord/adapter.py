@@ -8,12 +8,13 @@ seen (the Gateway replays events after a resume) is dropped before anything is d
 A click on an answer button is deferred at once (Discord wants an answer within 3 s), then
 handed to the engine as it came: who may decide is the engine's business, never ours, and its
 refusals and stale replies come back through the outbox as ephemeral follow-ups of the click.
-When the event decided the room's open question (a click, or an approver's reply in the
-thread), the question's card is edited to show who decided what and when, without buttons.
-Whether it decided is read from the store, never guessed here.
 
 Out: `deliver` posts through `Poster` (personas, cards, pieces, files, ephemeral replies), and
-edits in place through `EditPacer`, coalesced to Discord's pace.
+edits in place through `EditPacer`, coalesced to Discord's pace. A "decided" card (the engine's
+reply to a click or an approver's reply in the thread) edits its question's card in place (who
+decided what and when, no buttons; `Card.ref` names the escalation) and its reply is posted as
+text, as Slack does: one card per decision in the thread, delivered through the outbox and so
+restart-safe (after a restart the card is found by its outbox key through the engine).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Coroutine
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import discord
@@ -30,11 +31,10 @@ import discord
 from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
 from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
-from bot.discord.look import decided_embed
 from bot.discord.poster import NO_PINGS, Poster
+from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from rooms.model import Inbound, Outbound
-from rooms.records import Escalation
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -63,12 +63,10 @@ class DiscordAdapter:
         max_ratelimit_timeout: float = MAX_RATELIMIT_WAIT_S,
         guild_ready_timeout: float = 2.0,
         edit_interval: float = EDIT_INTERVAL_S,
-        wall: Callable[[], float] = time.time,
     ) -> None:
         self.token = token
         self.channels = channels
         self.api_url = api_url
-        self.wall = wall
         self.client = TribunalClient(
             on_message=self._on_message,
             on_click=self._on_click,
@@ -81,7 +79,7 @@ class DiscordAdapter:
         self._gateway: asyncio.Task[None] | None = None
         self._stack = contextlib.ExitStack()
         self._inflight: set[asyncio.Task[None]] = set()
-        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._rooms = RoomLocks()  # one event per room at a time
         self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
         self._stopping = False
 
@@ -182,14 +180,12 @@ class DiscordAdapter:
 
     async def _message(self, engine: Engine, message: discord.Message, inbound: Inbound) -> None:
         if is_top_level(message, self.channels):
-            if await engine.ctx.store.seen_event(inbound.event_id):
+            if await engine.seen_event(inbound.event_id):
                 return  # replayed by the Gateway (a resume): its thread exists, its task too
             if not await self._open_thread(message, inbound.text):
                 return  # no room without a thread; nothing was handed on
         # The engine drops an event id it has seen (a replayed thread reply) by itself.
-        decided = await self._decide(engine, inbound)
-        if decided is not None:
-            await self._show_decided_card(engine, decided)
+        await self._handle(engine, inbound)
 
     async def _open_thread(self, message: discord.Message, text: str) -> bool:
         """The task's thread, started from the mention; False (and the person told why, in the
@@ -226,62 +222,13 @@ class DiscordAdapter:
             )
             return
         self.poster.clicked(inbound.event_id, interaction)
-        decided = await self._decide(engine, inbound)
-        if decided is None or decided.id != _int(value):
-            return
-        self.poster.cards.pop(decided.id, None)
-        try:
-            await interaction.edit_original_response(
-                embed=decided_embed(decided, self.wall()), view=None, allowed_mentions=NO_PINGS
-            )
-        except discord.HTTPException as exc:  # the decision stands; only its display is late
-            log.warning("discord: could not edit the card of escalation %s: %s", decided.id, exc)
+        await self._handle(engine, inbound)
 
-    async def _decide(self, engine: Engine, inbound: Inbound) -> Escalation | None:
-        """Hand the event to the engine; the room's question it decided, if it did. One event per
-        room at a time, so of two racing clicks only the one that won sees itself as the one."""
-        store = engine.ctx.store
-        async with self._room_lock(inbound.room.key):
-            before = await engine.open_escalation(inbound.room)
+    async def _handle(self, engine: Engine, inbound: Inbound) -> None:
+        """Hand the event to the engine, one event per room at a time (in the order Discord sent
+        them). What it decides comes back through the outbox, the decided card included."""
+        async with self._rooms.hold(inbound.room.key):
             await engine.handle(inbound)
-            if before is None:
-                return None
-            after = await store.escalation(before.id)
-        if after is None or after.status == "open" or after.answered_by != inbound.user:
-            return None
-        return after
-
-    async def _show_decided_card(self, engine: Engine, decided: Escalation) -> None:
-        """The card of a question decided by a reply: the one this process posted, or, after a
-        restart, the one the outbox recorded as sent for it."""
-        where = self.poster.cards.pop(decided.id, None) or await _posted_card(engine, decided.id)
-        if where is None:
-            log.info("discord: card of escalation %s not found; left as it is", decided.id)
-            return
-        thread, message_id = where
-        partial = self.client.get_partial_messageable(int(thread)).get_partial_message(
-            int(message_id)
-        )
-        try:
-            await partial.edit(
-                embed=decided_embed(decided, self.wall()), view=None, allowed_mentions=NO_PINGS
-            )
-        except discord.HTTPException as exc:
-            log.warning("discord: could not edit the card of escalation %s: %s", decided.id, exc)
-
-    @contextlib.asynccontextmanager
-    async def _room_lock(self, key: str) -> AsyncIterator[None]:
-        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
-        self._room_locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._room_locks[key]
-            if users <= 1:
-                del self._room_locks[key]
-            else:
-                self._room_locks[key] = (lock, users - 1)
 
     def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(work, name=f"discord-inbound-{name}")
@@ -299,23 +246,37 @@ class DiscordAdapter:
         if message.edit_of is not None:
             await self.pacer.edit(message)
             return message.edit_of
+        if message.card is not None and message.card.kind == "decided":
+            known = self.poster.delivered(message.outbox_id)
+            if known is not None:
+                return known  # handed again: the card was edited and the reply posted
+            await self._show_decided(message)
+            message = replace(message, card=None)  # the reply itself is posted as text
         posted = await self.poster.post(message)
         self.pacer.posted(posted)
         return posted
 
+    async def _show_decided(self, message: Outbound) -> None:
+        """Edit the decided escalation's card in place: the card posted here, else the one the
+        outbox recorded as sent (a restart in between). Idempotent, so a row handed again only
+        draws the same card again. A card nowhere to be found is left as it is."""
+        assert message.card is not None
+        ref = message.card.ref
+        if ref is None or not ref.isdigit():
+            return
+        posted = self.poster.cards.pop(int(ref), None) or await self._engine_card(ref)
+        if posted is None:
+            log.info("discord: card of escalation %s not found; left as it is", ref)
+            return
+        await self.poster.show_decided(message, posted)
+
+    async def _engine_card(self, escalation: str) -> str | None:
+        engine = self._engine
+        return await engine.question_message(escalation) if engine is not None else None
+
     async def mode(self, channel_id: str) -> str:
         """How roles speak in a channel: "webhooks" or "embeds" (doctor, tests)."""
         return await self.poster.mode(channel_id)
-
-
-async def _posted_card(engine: Engine, escalation_id: int) -> tuple[str, str] | None:
-    """(thread, message id) of the card the outbox posted for an escalation (rare: a decision
-    by reply after a restart; the store has no lookup by key, so the sent rows are read)."""
-    key = f"escalation:{escalation_id}"
-    for row in await engine.ctx.store.outbox(status="sent"):
-        if row.key == key and row.message_id and row.room.platform == PLATFORM:
-            return row.room.thread, row.message_id.rpartition(":")[2]
-    return None
 
 
 TOKEN_REFUSED = (
@@ -340,7 +301,3 @@ def _raise_ended(gateway: asyncio.Task[None]) -> None:
         raise SettingsError([TOKEN_REFUSED]) from None
     if exc is not None:
         raise exc
-
-
-def _int(value: str) -> int | None:
-    return int(value) if value.isdigit() else None

@@ -12,12 +12,12 @@ An edit from the outbox waits its turn and raises on failure, so the outbox retr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from bot import flushers
 from rooms.model import Outbound
 
 log = logging.getLogger(__name__)
@@ -113,13 +113,10 @@ class EditPacer:
 
     async def drain(self) -> None:
         """Wait until every edit waiting now has been sent."""
-        while flushers := [p.flusher for p in self._paces.values() if p.flusher is not None]:
-            await asyncio.gather(*flushers, return_exceptions=True)
+        await flushers.drain(self._flushers)
+
+    def _flushers(self) -> list[asyncio.Task[None]]:
+        return [p.flusher for p in self._paces.values() if p.flusher is not None]
 
     async def close(self) -> None:
-        flushers = [p.flusher for p in self._paces.values() if p.flusher is not None]
-        for flusher in flushers:
-            flusher.cancel()
-        for flusher in flushers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await flusher
+        await flushers.cancel(self._flushers())

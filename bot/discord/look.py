@@ -15,13 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import discord
 
-from bot.render import escalation_id, long_text_parts
+from bot.render import escalation_id, file_note, long_text_parts
 from rooms.model import Outbound
-from rooms.records import Escalation
 
 CONTENT_LIMIT = 2000  # characters of content per Discord message
 MAX_PARTS = 4  # a longer text: its opening part, then the whole text as a file
@@ -60,7 +58,11 @@ def persona(name: str) -> Persona:
 
 def parts(text: str) -> tuple[list[str], bool]:
     """The message pieces of a text, and whether the whole text follows as a file."""
-    return long_text_parts(text, CONTENT_LIMIT, MAX_PARTS)
+    return long_text_parts(text, CONTENT_LIMIT, MAX_PARTS, note=_attached)
+
+
+def _attached(total_chars: int) -> str:
+    return file_note(total_chars, "in the attached file")  # a Discord post carries its file
 
 
 def is_card(message: Outbound) -> bool:
@@ -127,9 +129,6 @@ def _verb_of(title: str) -> str:
     return next((kind for kind, verb in _DECIDED.items() if title.startswith(verb)), "")
 
 
-_SNOWFLAKE = re.compile(r"[0-9]{15,21}")
-
-
 _BARE_ID = re.compile(r"(?<![<@&#0-9])[0-9]{17,20}(?![0-9>])")
 
 
@@ -144,32 +143,3 @@ def named(text: str, role_ids: frozenset[str]) -> str:
         return f"<@&{found}>" if found in role_ids else f"<@{found}>"
 
     return _BARE_ID.sub(mention, text)
-
-
-def who(user: str | None) -> str:
-    """A Discord user id as a mention (shown as the name, no ping: mentions are off); else as
-    written."""
-    if user and _SNOWFLAKE.fullmatch(user):
-        return f"<@{user}>"
-    return user or "someone"
-
-
-def decided_embed(escalation: Escalation, at: float) -> discord.Embed:
-    """An escalation's card once a person decided it: who decided what and when, no buttons."""
-    answer = escalation.answer or ""
-    verb = _DECIDED.get(answer, "💬 Answered")
-    lines = [f"**Question**\n{escalation.question}"]
-    if escalation.options:
-        options = "\n".join(f"{n}. {o}" for n, o in enumerate(escalation.options, 1))
-        lines.append(f"**Options**\n{options}")
-    if answer not in _DECIDED:
-        lines.append(f"**Answer**\n{answer}")
-    lines.append(f"{verb} by {who(escalation.answered_by)} <t:{int(at)}:f>")
-    embed = discord.Embed(
-        title=f"{verb} · escalation #{escalation.id}",
-        description=clip("\n\n".join(lines), DESCRIPTION_LIMIT),
-        colour=DECIDED_COLOURS.get(answer, PERSONAS["tribunal"].colour),
-    )
-    stamp = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    embed.set_footer(text=f"Decided by {escalation.answered_by or 'someone'} at {stamp}")
-    return embed

@@ -69,7 +69,7 @@ class Poster:
         self._interactions: OrderedDict[str, tuple[float, discord.Interaction[Any]]] = OrderedDict()
         self._delivered: OrderedDict[int, str] = OrderedDict()
         self._partial: dict[int, _Partial] = {}
-        self.cards: dict[int, tuple[str, str]] = {}  # escalation id → (thread id, message id)
+        self.cards: dict[int, str] = {}  # escalation id → what `post` returned for its card
 
     # -- what the adapter tells us ---------------------------------------------------------------
 
@@ -88,6 +88,10 @@ class Poster:
         return "webhooks" if await self._webhook(channel_id) is not None else "embeds"
 
     # -- posting ---------------------------------------------------------------------------------
+
+    def delivered(self, outbox_id: int | None) -> str | None:
+        """What an outbox row delivered in this process came out as, if it was."""
+        return self._delivered.get(outbox_id) if outbox_id else None
 
     async def post(self, message: Outbound) -> str:
         if message.outbox_id and message.outbox_id in self._delivered:
@@ -135,7 +139,7 @@ class Poster:
         posted = await self._say(message, None, embed=embed, view=view, file=file)
         escalation = escalation_id(message.actions)
         if escalation is not None and escalation.isdigit():
-            self.cards[int(escalation)] = (message.room.thread, posted.rpartition(":")[2])
+            self.cards[int(escalation)] = posted
         return posted
 
     async def _say(
@@ -244,6 +248,19 @@ class Poster:
             await partial.edit(embed=labelled(message, text), allowed_mentions=NO_PINGS)
         else:
             await partial.edit(content=text, allowed_mentions=NO_PINGS)
+
+    async def show_decided(self, message: Outbound, card: str) -> None:
+        """Draw a decided card (`message.card`) over the question's card `card` (the id `post`
+        returned for it, a bot's message): who decided what and when, no buttons."""
+        kind, _, message_id = card.partition(":")
+        if kind != "b" or not message_id.isdigit():
+            raise ValueError(f"cannot edit card {card!r}")
+        embed, _ = card_embed(message, self._namer(message.room))
+        await (
+            self.thread(message.room)
+            .get_partial_message(int(message_id))
+            .edit(content=None, embed=embed, view=None, allowed_mentions=NO_PINGS)
+        )
 
     # -- webhooks ----------------------------------------------------------------------------------
 

@@ -21,10 +21,8 @@ signature check (bad or stale signatures get 401 and are not handled).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,6 +40,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
 from bot.slack.edits import EditPacer, PacingClock
@@ -124,7 +123,7 @@ class SlackAdapter:
         self._queue: asyncio.Queue[tuple[Engine, Inbound]] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._unhandled = 0
-        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # room key → lock, users
+        self._rooms = RoomLocks()  # one event per room at a time
 
     @property
     def platform(self) -> str:
@@ -211,22 +210,8 @@ class SlackAdapter:
     async def _handle(self, engine: Engine, inbound: Inbound) -> None:
         """Hand the event to the engine, one event per room at a time (in the order Slack sent
         them). What it decides comes back through the outbox, the decided card included."""
-        async with self._room_lock(inbound.room.key):
+        async with self._rooms.hold(inbound.room.key):
             await engine.handle(inbound)
-
-    @contextlib.asynccontextmanager
-    async def _room_lock(self, key: str) -> AsyncIterator[None]:
-        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
-        self._room_locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._room_locks[key]
-            if users <= 1:
-                del self._room_locks[key]
-            else:
-                self._room_locks[key] = (lock, users - 1)
 
     async def _work(self) -> None:
         while True:
@@ -260,15 +245,18 @@ class SlackAdapter:
 
     async def _show_decided(self, message: Outbound) -> None:
         """Update the decided escalation's card in place (who decided what and when, no
-        buttons): the card posted here, else the one found in the thread. Idempotent, so a
-        row handed again only draws the same card again. A card nowhere to be found is left."""
+        buttons): the card posted here, else the one the outbox recorded as sent (the engine
+        knows it by its outbox key), else the one found in the thread. Idempotent, so a row
+        handed again only draws the same card again. A card nowhere to be found is left."""
         assert message.card is not None
         ref = message.card.ref
         escalation = int(ref) if ref is not None and ref.isdigit() else None
         if escalation is None:
             return
         room = message.room
-        ts = await self.poster.card_of(room.channel, room.thread, escalation)
+        ts = self.poster.cards.get(escalation) or await self._engine_card(str(escalation))
+        if ts is None:  # its row not marked sent (rooms deliver in order: not expected): look
+            ts = await self.poster.card_of(room.channel, room.thread, escalation)
         if ts is None:
             log.info("slack: card of escalation %s not found; left as it is", escalation)
             return
@@ -278,6 +266,10 @@ class SlackAdapter:
             text=escape(message.card.title),
             blocks=decided_blocks(message.card),
         )
+
+    async def _engine_card(self, escalation: str) -> str | None:
+        engine = self._engine
+        return await engine.question_message(escalation) if engine is not None else None
 
     async def _update(self, message: Outbound) -> None:
         assert message.edit_of is not None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.render import split_text, too_long_for_messages
+from bot.render import file_note, long_text_parts, split_text
 from bot.slack.text import escape, to_mrkdwn
 from rooms.model import Action, Card, Outbound
 
@@ -53,8 +53,14 @@ def pieces(text: str) -> list[str]:
     return split_text(text or "(empty)", PIECE_LIMIT)
 
 
-def needs_file(parts: list[str]) -> bool:
-    return too_long_for_messages(parts, MAX_PIECES)
+def text_parts(text: str) -> tuple[list[str], bool]:
+    """The pieces to post, or the opening piece with the file note, and True when the whole
+    text goes as a file below it (bot/render.long_text_parts, the rule every platform keeps)."""
+    return long_text_parts(text, PIECE_LIMIT, MAX_PIECES, note=_italic_file_note)
+
+
+def _italic_file_note(total_chars: int) -> str:
+    return f"_{file_note(total_chars)}_"
 
 
 def _clip(text: str, limit: int) -> str:

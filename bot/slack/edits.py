@@ -13,13 +13,13 @@ The clock is injected (`now` and `sleep`), so tests drive time by hand and never
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot import flushers
 from rooms.model import Outbound
 
 log = logging.getLogger(__name__)
@@ -131,14 +131,11 @@ class EditPacer:
 
     async def close(self) -> None:
         """Cancel waiting edits (progress is best effort; the outbox re-sends its own)."""
-        flushers = [p.flusher for p in self._paces.values() if p.flusher is not None]
-        for flusher in flushers:
-            flusher.cancel()
-        for flusher in flushers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await flusher
+        await flushers.cancel(self._flushers())
 
     async def drain(self) -> None:
         """Wait until every coalesced edit waiting now has been sent (tests, shutdown)."""
-        while flushers := [p.flusher for p in self._paces.values() if p.flusher is not None]:
-            await asyncio.gather(*flushers, return_exceptions=True)
+        await flushers.drain(self._flushers)
+
+    def _flushers(self) -> list[asyncio.Task[None]]:
+        return [p.flusher for p in self._paces.values() if p.flusher is not None]

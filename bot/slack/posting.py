@@ -22,8 +22,8 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.render import escalation_id, file_note
-from bot.slack.blocks import needs_file, persona, pieces, post_args
+from bot.render import escalation_id
+from bot.slack.blocks import persona, pieces, post_args, text_parts
 from bot.slack.text import to_mrkdwn
 from rooms.model import Outbound
 
@@ -101,11 +101,10 @@ class Poster:
                 partial.posted[0] = await self._post_one(message, message.text, 0, last=True)
             assert partial.head is not None
             return partial.head
-        parts = pieces(message.text)
-        if needs_file(parts):
+        parts, as_file = text_parts(message.text)
+        if as_file:
             if partial.head is None:
-                head = parts[0].rstrip("\n") + f"\n\n_{file_note(len(message.text))}_"
-                partial.posted[0] = await self._post_one(message, head, 0, last=True)
+                partial.posted[0] = await self._post_one(message, parts[0], 0, last=True)
             if not partial.filed:
                 await self._upload(message)
                 partial.filed = True

@@ -76,6 +76,13 @@ class OutboxStore(StoreBase):
         rows = await self._rows(sql + " ORDER BY o.id", args)
         return [to_outbox(r) for r in rows]
 
+    async def sent_message_id(self, key: str) -> str | None:
+        """The platform's id of the outbox row with this key, once it was sent (else None)."""
+        rows = await self._rows(
+            "SELECT message_id FROM outbox WHERE key=? AND status='sent'", (key,)
+        )
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
     async def count_pending(self, *, platforms: frozenset[str] | None = None) -> int:
         where, args = _of_platforms(platforms)
         rows = await self._rows(

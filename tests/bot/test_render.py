@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.discord.look import CONTENT_LIMIT, MAX_PARTS, parts
 from bot.render import (
     answer_hint,
     escalation_id,
     file_note,
+    long_text_parts,
     open_fence,
     plain,
     split_text,
     too_long_for_messages,
 )
+from bot.slack.blocks import MAX_PIECES, PIECE_LIMIT, text_parts
 from rooms.model import Action, Outbound, RoomRef
 
 ROOM = RoomRef("console", "local", "1")
@@ -124,3 +129,43 @@ def test_the_file_note_says_how_long_the_whole_text_is() -> None:
     assert file_note(30_000) == (
         "(… 30,000 characters in all: the whole text is in the file below.)"
     )
+
+
+# Each platform's long-text layout is the one rule (long_text_parts) at its own limits.
+PLATFORM_LAYOUTS = [
+    pytest.param(parts, CONTENT_LIMIT, MAX_PARTS, "in the attached file", id="discord"),
+    pytest.param(text_parts, PIECE_LIMIT, MAX_PIECES, "in the file below", id="slack"),
+]
+
+
+@pytest.mark.parametrize(("layout", "limit", "max_parts", "where"), PLATFORM_LAYOUTS)
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("ab c\n`~"), max_size=16_000))
+def test_long_text_parts_fit_and_lose_nothing_of_plain_text(
+    layout: Callable[[str], tuple[list[str], bool]],
+    limit: int,
+    max_parts: int,
+    where: str,
+    text: str,
+) -> None:
+    pieces, attach = layout(text)
+    assert all(len(p) <= limit for p in pieces)
+    if attach:
+        assert len(pieces) == 1 and f"characters in all: the whole text is {where}" in pieces[0]
+    else:
+        assert len(pieces) <= max_parts
+        if "```" not in text and "~~~" not in text and text:
+            assert "".join(pieces) == text
+
+
+@pytest.mark.parametrize(("layout", "limit", "max_parts", "where"), PLATFORM_LAYOUTS)
+def test_a_text_longer_than_the_most_pieces_goes_as_its_opening_and_the_note(
+    layout: Callable[[str], tuple[list[str], bool]], limit: int, max_parts: int, where: str
+) -> None:
+    text = "```\n" + "x = 1\n" * (limit * max_parts // 5)  # an open fence throughout
+    (opening,), attach = layout(text)
+    assert attach and len(opening) <= limit
+    assert opening.startswith("```\nx = 1\n") and open_fence(opening) is None  # closed in it
+    note = f"\n\n(… {len(text):,} characters in all: the whole text is {where}.)"
+    assert opening.endswith(note) or opening.endswith(f"\n\n_{note[2:]}_")  # Slack: in italics
+    assert long_text_parts("", limit, max_parts) == (["(empty)"], False)

@@ -84,3 +84,19 @@ async def test_a_failed_row_is_retried_on_the_backoff_schedule_then_dead(store: 
     # Set aside, it no longer blocks its room: the next row is tried at once.
     [after] = await store.pending_outbox()
     assert (after.key, after.attempts) == ("after0", 1)
+
+
+async def test_a_sent_rows_platform_id_is_found_by_its_key_and_only_once_sent(
+    store: Store,
+) -> None:
+    """How a decided card finds the question's card after a restart (Engine.question_message):
+    nothing while the row waits or after it is set aside, the platform's id once it is sent."""
+    platform = RoomFailingPlatform({BROKEN.key})
+    deliverer = Deliverer(context(store, platform), max_attempts=1)
+    await store.enqueue(drafts(FINE, 2, "card") + drafts(BROKEN, 1, "lost"), 1.0, group="g")
+    assert await store.sent_message_id("card0") is None, "pending: not posted yet"
+    await deliverer.deliver_due()
+    assert await store.sent_message_id("card0") == "m1"
+    assert await store.sent_message_id("card1") == "m2"
+    assert await store.sent_message_id("lost0") is None, "dead: never posted"
+    assert await store.sent_message_id("no such key") is None

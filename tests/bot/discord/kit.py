@@ -8,6 +8,7 @@ the real engine and store through `open_app`, with a scripted runner.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -143,3 +144,27 @@ def said_approved(message: dict[str, Any], user: int) -> bool:
     reply = f"<@{user}> approved; the owner continues" in text
     card = any(e.get("title", "").startswith("✅ Approved") for e in message.get("embeds") or [])
     return reply or (card and f"✅ Approved by <@{user}>" in text)
+
+
+DECIDED_TITLES = ("✅ Approved", "❌ Rejected", "💬 Answered")
+
+
+def decision_cards(fake: FakeDiscord, thread: str) -> list[dict[str, Any]]:
+    """The messages in a thread that show a decision as a card (an embed titled with it)."""
+    return [
+        m
+        for m in fake.in_channel(thread)
+        if any(e.get("title", "").startswith(DECIDED_TITLES) for e in m.get("embeds") or [])
+    ]
+
+
+def assert_one_decision_card(fake: FakeDiscord, thread: str, card: str, shown: str) -> None:
+    """Exactly one card for the decision in the thread: the question's own card, edited to say
+    who decided what (`shown`, the question kept) and when, with no buttons left."""
+    (decided,) = decision_cards(fake, thread)
+    assert decided["id"] == card, "the question's card was edited; no second card was posted"
+    assert decided["components"] == []
+    text = text_of(decided)
+    assert shown in text and "May it use the test one?" in text, text
+    footer = decided["embeds"][0]["footer"]["text"]
+    assert re.fullmatch(r"Decided by \S+ at \d{4}-\d\d-\d\d \d\d:\d\d UTC\.", footer), footer

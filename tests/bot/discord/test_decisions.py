@@ -10,7 +10,9 @@ import copy
 from typing import Any
 
 from bot.settings import Settings
+from rooms.model import Outbound
 from tests.bot.discord.kit import (
+    assert_one_decision_card,
     ephemeral_followups,
     open_escalation,
     said_approved,
@@ -61,6 +63,8 @@ async def test_a_double_click_decides_once_and_the_second_is_stale(
             m for m in fake.in_channel(thread) if m["id"] != card and said_approved(m, ALICE)
         ]
         assert len(approvals) == 1
+        assert not approvals[0]["embeds"], "the reply is text: the card is the question's"
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
         # A click on the decided card later (a client that still shows the buttons): stale too.
         await fake.click(card, "tribunal:reject:1", ALICE, seen=shown)
         await s.until(lambda: len(ephemeral_followups(fake)) == 2)
@@ -96,12 +100,13 @@ async def test_a_tampered_button_is_stale(settings: Settings, fake: FakeDiscord)
 
 async def test_an_approver_by_role_decides(settings: Settings, fake: FakeDiscord) -> None:
     async with served(settings, fake, pair_with_escalation()) as s:
-        _, card = await open_escalation(s)
+        thread, card = await open_escalation(s)
         await fake.click(card, "tribunal:reject:1", CAROL)
         await s.until(lambda: card_edits(fake, card) == 1)
         await s.settle()
         assert (await s.task()).status == "closed"
         assert f"Rejected by <@{CAROL}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Rejected by <@{CAROL}>")
         assert ephemeral_followups(fake) == []
 
 
@@ -123,6 +128,7 @@ async def test_an_approvers_reply_in_the_thread_answers_like_the_button(
         decided = text_of(fake.messages[card])
         assert f"Answered by <@{ALICE}>" in decided and "from the vault" in decided
         assert fake.messages[card]["components"] == []
+        assert_one_decision_card(fake, thread, card, f"Answered by <@{ALICE}>")
         assert "use the test password from the vault" in runner.calls[2].prompt
 
 
@@ -174,6 +180,7 @@ async def test_approve_by_mention_in_the_thread_decides_and_edits_the_card(
         await s.settle()
         assert (await s.task()).status == "closed"
         assert f"Approved by <@{CAROL}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{CAROL}>")
 
 
 async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
@@ -217,3 +224,30 @@ async def test_when_the_channel_has_no_room_for_our_webhook_roles_speak_in_embed
             "DONE\nadded it",
             "DONE\nwrapped up",
         ]
+
+
+async def test_a_decided_row_handed_again_draws_the_same_card_and_posts_nothing_more(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    """At-least-once delivery of the decision: handed again in the same process it is known;
+    handed again by a restarted one (its mark lost), the card is drawn again the same and the
+    reply is not posted twice (the outbox id is the post's enforced nonce)."""
+    async with served(settings, fake, pair_with_escalation()) as s:
+        thread, card = await open_escalation(s)
+        await fake.click(card, "tribunal:approve:1", ALICE)
+        await s.until(lambda: card_edits(fake, card) == 1)
+        await s.settle()
+        (row,) = [r for r in await s.app.store.outbox() if r.key == "answer:1"]
+        assert row.card is not None and row.card.kind == "decided" and row.message_id
+        again = Outbound(
+            row.room, row.text, persona=row.persona, card=row.card, outbox_id=row.id, attempt=2
+        )
+        posts = len(fake.in_channel(thread))
+        assert await s.adapter.deliver(again) == row.message_id
+        assert card_edits(fake, card) == 1 and len(fake.in_channel(thread)) == posts
+        shown = copy.deepcopy(fake.messages[card])
+    async with served(settings, fake, ScriptedRunner()) as s:
+        assert await s.adapter.deliver(again) == row.message_id  # the same reply, by its nonce
+        assert card_edits(fake, card) == 2 and fake.messages[card]["embeds"] == shown["embeds"]
+        assert len(fake.in_channel(thread)) == posts
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bot.settings import Settings
 from tests.bot.discord.kit import ESCALATE, said_approved, served, text_of
-from tests.fakes.discord import ALICE, APP_ID, BOT_ID, CHANNEL_ID, FakeDiscord
+from tests.fakes.discord import ALICE, BOT_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import Reply, ScriptedRunner
 
 
@@ -57,10 +57,9 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
             lambda c: c.query.get("interaction_id") == click and "callback" in c.path
         )
         assert deferred.body["type"] == 6  # deferred update, at once
-        edit = await fake.wait_for(
-            lambda c: c.method == "PATCH" and c.path.endswith("/messages/@original")
-        )
-        assert edit.path.startswith(f"/api/v10/webhooks/{APP_ID}/")
+        # The engine's decided card, delivered by the outbox, is drawn over the question's card.
+        edit = await fake.wait_for(lambda c: c.method == "PATCH" and c.message_id == card["id"])
+        assert edit.path == f"/api/v10/channels/{thread}/messages/{card['id']}"
         await s.until(lambda: s.app.store.task(1), timeout=5)
         await s.settle()
         assert (await s.task()).status == "closed"

@@ -1,26 +1,21 @@
 """How messages look in Discord (bot/discord/look.py) and how long texts are laid out
-(bot/render.long_text_parts): tables for the rules, properties for the splitter."""
+(bot/render.long_text_parts, whose properties tests/bot/test_render.py checks for every
+platform's limits): tables for the rules."""
 
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from bot.discord.buttons import TEMPLATE, custom_id, decision_view
 from bot.discord.look import (
-    CONTENT_LIMIT,
-    MAX_PARTS,
     card_embed,
-    decided_embed,
     is_card,
     labelled,
     named,
     parts,
     persona,
-    who,
 )
-from bot.render import long_text_parts
+from rooms.cards import decided_card
 from rooms.model import Action, Card, Outbound, RoomRef
 from rooms.records import Escalation
 
@@ -86,27 +81,26 @@ def test_a_structured_card_draws_its_sections_and_record() -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "by", "shown"),
+    ("kind", "text", "by", "shown"),
     [
-        ("approve", "1100000000000000003", "✅ Approved by <@1100000000000000003>"),
-        ("reject", "1100000000000000003", "❌ Rejected by <@1100000000000000003>"),
-        ("use the vault", "alice", "💬 Answered by alice"),
+        ("approve", "", "1100000000000000003", "✅ Approved by <@1100000000000000003>"),
+        ("reject", "", "1100000000000000003", "❌ Rejected by <@1100000000000000003>"),
+        ("answer", "use the vault", "alice", "💬 Answered by alice"),
     ],
 )
-def test_a_decided_card_says_who_decided_what_and_when(answer: str, by: str, shown: str) -> None:
-    escalation = Escalation(
-        7, 1, "ruling", "May it?", ("yes", "no"), "why", "answered", answer, by, 0.0
-    )
-    embed = decided_embed(escalation, 1_700_000_000.0)
-    assert embed.description is not None
-    assert shown in embed.description and "<t:1700000000:f>" in embed.description
+def test_a_decided_card_says_who_decided_what_and_when(
+    kind: str, text: str, by: str, shown: str
+) -> None:
+    """The engine's decided card (rooms/cards.decided_card), as it is drawn over the question's
+    card: who, what (the question, its options, an answer) and when; no buttons to draw."""
+    escalation = Escalation(7, 1, "ruling", "May it?", ("yes", "no"), "why", "open", None, None, 0)
+    card = decided_card(escalation, user=by, kind=kind, text=text, at=1_700_000_000.0)
+    embed, too_long = card_embed(Outbound(ROOM, "x", card=card))
+    assert embed.description is not None and embed.title is not None and not too_long
+    assert shown in f"{embed.title}\n{embed.description}"
     assert embed.footer.text is not None and "2023-11-14 22:13 UTC" in embed.footer.text
-    assert "1. yes" in embed.description
-
-
-def test_who_mentions_only_discord_ids() -> None:
-    assert who("1100000000000000003") == "<@1100000000000000003>"
-    assert who("<@&1>") == "<@&1>" and who(None) == "someone"
+    assert "1. yes" in embed.description and "May it?" in embed.description
+    assert (text in embed.description) if text else "Answer" not in embed.description
 
 
 def test_buttons_carry_the_escalation_in_the_custom_id() -> None:
@@ -118,18 +112,6 @@ def test_buttons_carry_the_escalation_in_the_custom_id() -> None:
     assert decision_view((Action("approve", "Approve", "7; drop"),)) is None
     assert decision_view(()) is None
     assert TEMPLATE.fullmatch(custom_id("approve", "1" * 19)) is None  # beyond 18 digits
-
-
-@given(st.text(alphabet=st.sampled_from("ab c\n`~"), max_size=12_000))
-def test_long_text_parts_fit_and_lose_nothing_of_plain_text(text: str) -> None:
-    pieces, attach = long_text_parts(text, CONTENT_LIMIT, MAX_PARTS)
-    assert all(len(p) <= CONTENT_LIMIT for p in pieces)
-    if attach:
-        assert len(pieces) == 1 and "characters in all" in pieces[0]
-    else:
-        assert len(pieces) <= MAX_PARTS
-        if "```" not in text and "~~~" not in text and text:
-            assert "".join(pieces) == text
 
 
 def test_parts_of_the_sizes_the_issue_names() -> None:

@@ -8,7 +8,13 @@ from __future__ import annotations
 import time
 
 from bot.settings import Settings
-from tests.bot.discord.kit import ephemeral_followups, open_escalation, served, text_of
+from tests.bot.discord.kit import (
+    assert_one_decision_card,
+    ephemeral_followups,
+    open_escalation,
+    served,
+    text_of,
+)
 from tests.bot.discord.test_flow import pair_with_escalation
 from tests.fakes.discord import ALICE, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
@@ -33,6 +39,8 @@ async def test_after_a_restart_the_open_questions_button_still_works(
         await s.settle()
         assert (await s.task()).status == "closed"
         assert f"Approved by <@{ALICE}>" in text_of(fake.messages[card])
+        # This process never saw the card posted: the engine's record of it is what it edits.
+        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
         assert ephemeral_followups(fake) == []
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
 
@@ -121,6 +129,7 @@ async def test_after_a_restart_a_reply_in_an_archived_thread_still_answers(
         # This process did not post the card: the outbox's record of it is found and edited.
         assert fake.messages[card]["components"] == []
         assert f"Answered by <@{ALICE}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Answered by <@{ALICE}>")
 
 
 async def test_without_create_threads_the_person_is_told_and_nothing_opens(

@@ -120,6 +120,8 @@ async def test_a_task_from_mention_to_escalation_to_approval_to_closed(tmp_path:
         assert kit.fake.ephemerals[-1]["user"] == "boss"
         assert len(kit.runner.calls) == 5
         assert len(card.updates) == 1  # updated once, by the click that decided
+        # One card for the decision in the thread: the question's, updated; the reply is text.
+        assert [m for m in kit.thread(thread) if "Approved by boss" in m.shown()] == [card]
 
 
 async def test_a_double_click_decides_once(tmp_path: Path) -> None:
@@ -142,6 +144,23 @@ async def test_a_double_click_decides_once(tmp_path: Path) -> None:
         assert len(card.updates) == 1
         decided = [m for m in kit.thread(thread) if "approved;" in m.text or "rejected" in m.text]
         assert len(decided) == 1
+
+
+async def test_a_process_that_did_not_post_the_card_finds_it_through_the_engine(
+    tmp_path: Path,
+) -> None:
+    async with slack_kit(tmp_path, ESCALATING) as kit:
+        thread = await kit.mention("add integration tests")
+        await kit.settle()
+        [card] = [m for m in kit.thread(thread) if m.buttons()]
+        kit.adapter.poster.cards.clear()  # as after a restart: nothing of it in memory
+        lookups = len(kit.fake.called("conversations.replies"))
+        assert await kit.click(card, "tribunal_approve", user="boss") == 200
+        await kit.settle()
+        assert card.buttons() == [] and len(card.updates) == 1
+        assert "Approved by boss" in card.shown()
+        assert [m for m in kit.thread(thread) if "Approved by boss" in m.shown()] == [card]
+        assert len(kit.fake.called("conversations.replies")) == lookups, "the thread not read"
 
 
 async def test_an_approvers_thread_reply_answers_like_the_button(tmp_path: Path) -> None:
