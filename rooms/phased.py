@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 from typing import Protocol as Interface
 
 from prompts import load_prompt
+from rooms import worktrees
 from rooms.deliberation import Ask, Conclusion, Post, Reply
 from rooms.escalations import ask as ask_people
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
@@ -200,7 +201,7 @@ class PhasedProtocol(Generic[S]):
             state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
             change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
             if conclusion is not None:
-                _conclude(step, turn, change, conclusion)
+                await _conclude(step, turn, change, conclusion)
                 return decided(self.table, task, change)
             if m.phase(state) != task.status:
                 change.event = m.phase(state)
@@ -225,11 +226,18 @@ class PhasedProtocol(Generic[S]):
         return decided(self.table, task, change)
 
 
-def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
+async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
     record_path = _write_record(step, c)
     for i, (path, content) in enumerate(c.files.items()):
         saved = _write_file(step.policy.workspace, path, content)
         change.outbox.append(post(step.room, turn, saved, key=f"file:{i}", persona="tribunal"))
+    if c.files:
+        # What a protocol saves is committed on the task's branch by the engine, like approved
+        # work (rooms/worktrees.py); "" when the workspace is used in place.
+        why = f"Written by the {step.task.protocol} as its conclusion"
+        work = await worktrees.commit_note(step.policy, step.task, why)
+        if work:
+            change.outbox.append(post(step.room, turn, work, key="commit", persona="tribunal"))
     if record_path:
         change.outbox.append(
             post(

@@ -133,14 +133,15 @@ async def ensure(policy: GroupPolicy, task: Task, data_dir: str | None) -> Workt
     return Worktree(path, os.path.join(path, sub) if sub else path, git_dir, branch_of(task), base)
 
 
-async def commit(tree: Worktree, task: Task) -> Committed:
-    """Commit everything in the worktree on the task's branch (the engine's commit)."""
+async def commit(tree: Worktree, task: Task, why: str = "Approved in review") -> Committed:
+    """Commit everything in the worktree on the task's branch (the engine's commit); `why`
+    says in the message what made the work final."""
     run = _in(tree, await no_filters(cwd=tree.path, git_dir=tree.git_dir))
     await run("add", "--all", "--", ".")
     staged = await run("diff", "--cached", "--name-only", "--no-ext-diff")
     if staged.strip():
         title = " ".join(task.text.split())[:60] or "(no text)"
-        message = f"Tribunal task #{task.id}: {title}\n\nApproved in review; committed by Tribunal."
+        message = f"Tribunal task #{task.id}: {title}\n\n{why}; committed by Tribunal."
         await run("commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message)
     head = (await run("rev-parse", "HEAD")).strip()
     if head == tree.base:
@@ -149,14 +150,14 @@ async def commit(tree: Worktree, task: Task) -> Committed:
     return Committed(tree.branch, head, stat.rstrip("\n"))
 
 
-async def commit_note(policy: GroupPolicy, task: Task) -> str:
+async def commit_note(policy: GroupPolicy, task: Task, why: str = "Approved in review") -> str:
     """The closing message's words about the work: branch, commit and diffstat; "" when the
     task worked in place (`policy` is the task's, from `for_task`)."""
     tree = _known.get(policy.workspace or "")
     if tree is None:
         return ""
     try:
-        return (await commit(tree, task)).note()
+        return (await commit(tree, task, why)).note()
     except GitError as exc:
         return f"⚠️ The work could not be committed: {exc}"
 

@@ -137,8 +137,19 @@ def test_arena_end_to_end(tmp_path: Path) -> None:
         )
         out = _chat(tmp_path, fake, workspace, "/arena Should div() raise on zero?")
     assert "🏟️ **Arena concluded.**" in out, out
-    (saved,) = (workspace / "docs" / "arena").iterdir()
-    assert "## Trust Summary" in saved.read_text()
+
+    # The synthesis is saved in the task's worktree and committed on its branch by the engine;
+    # the checkout itself is left as it was.
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=workspace, check=True, capture_output=True, text=True
+        ).stdout
+
+    [branch] = git("branch", "--list", "tribunal/1-*", "--format=%(refname:short)").split()
+    (saved,) = git("ls-tree", "-r", "--name-only", branch, "docs/arena/").split()
+    assert "## Trust Summary" in git("show", f"{branch}:{saved}")
+    assert not (workspace / "docs").exists()
+    assert f"`{branch}`" in out
     assert "Protocol: arena" not in out or "closed" in out
     ((protocol, status, tokens, cost),) = _tasks(tmp_path)
     assert (protocol, status) == ("arena", "closed") and cost > 0
