@@ -4,7 +4,9 @@ retention, and never what may still be needed; the engine prunes at start and th
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -233,6 +235,32 @@ async def test_the_engine_prunes_at_start_and_then_hourly_by_its_clock(tmp_path:
         assert await kit.store.seen_event("later")
         clock.advance(PRUNE_EVERY_S / 2)
         await until_gone(kit.store, "later")
+
+
+async def test_a_failing_prune_is_logged_and_tried_again_an_hour_later(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock(P)
+    async with engine_kit(tmp_path, clock=clock, start=False) as kit:
+        kit.engine.scan_s = 0.0
+        real, calls = kit.store.prune, 0
+
+        async def broken_once(now: float, keep_s: float, **kw: Any) -> Pruned:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise sqlite3.OperationalError("disk I/O error")
+            return await real(now, keep_s, **kw)
+
+        kit.store.prune = broken_once  # type: ignore[method-assign]
+        assert await kit.store.record_event("old", OLD)
+        await kit.engine.start()
+        await rounds_of(kit.engine, 3)  # the loop goes on after the failure
+        assert calls == 1 and await kit.store.seen_event("old")
+        assert "pruning the store past the retention failed" in caplog.text
+        clock.advance(PRUNE_EVERY_S)
+        await until_gone(kit.store, "old")
+        assert calls == 2
 
 
 async def rounds_of(engine: Engine, n: int) -> None:
