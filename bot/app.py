@@ -111,6 +111,7 @@ async def open_app(
             clock=clock,
             data_dir=str(data / "records"),
             platforms=router.platforms,
+            retention_days=settings.retention_days,
         )
         await engine.start()
         stack.push_async_callback(engine.stop)

@@ -52,6 +52,7 @@ from bot.settings_sections import (
     SettingsError,
     default_instance,
 )
+from rooms.retention import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS
 
 
 def _alias(*names: str) -> Any:
@@ -74,6 +75,8 @@ class Settings(BaseSettings):
     # auto: docker when the engine answers and has the image, else local (with a warning).
     backend: Literal["auto", "local", "docker"] = "auto"
     codex_bin: str | None = _alias("TRIBUNAL_CODEX_BIN", "CODEX_BIN")
+    # Days the store keeps event ids, delivered posts and closed tasks' usage rows; 0: forever.
+    retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS)
 
     slack_bot_token: SecretStr | None = _alias("SLACK_BOT_TOKEN")
     slack_app_token: SecretStr | None = _alias("SLACK_APP_TOKEN")
@@ -103,6 +106,14 @@ class Settings(BaseSettings):
         # The TOML file is read only because it is returned here (integrations.md §12).
         toml = TribunalTomlSource(settings_cls)
         return (init_settings, env_settings, dotenv_settings, toml, file_secret_settings)
+
+    @field_validator("retention_days", mode="before")
+    @classmethod
+    def _days_are_not_a_switch(cls, value: object) -> object:
+        # TOML `true` would otherwise be read as 1 day: a typo that silently drops history.
+        if isinstance(value, bool):
+            raise ValueError(f"must be a whole number of days, 0 to keep forever (got {value})")
+        return value
 
     @field_validator("groups")
     @classmethod
@@ -155,7 +166,12 @@ class Settings(BaseSettings):
 
 # [section] key -> field. The section names are the §11 variables' prefixes, lower case.
 _SECTIONS: dict[str, dict[str, str]] = {
-    "tribunal": {"db": "db", "data": "data", "http_port": "http_port"},
+    "tribunal": {
+        "db": "db",
+        "data": "data",
+        "http_port": "http_port",
+        "retention_days": "retention_days",
+    },
     "slack": {
         "bot_token": "slack_bot_token",
         "app_token": "slack_app_token",
@@ -167,7 +183,12 @@ _SECTIONS: dict[str, dict[str, str]] = {
     "openai": {"api_key": "openai_api_key", "base_url": "openai_base_url"},
 }
 # Flat §11 names (lower case) that are not already field names.
-_FLAT_NAMES = {"tribunal_db": "db", "tribunal_data": "data", "tribunal_http_port": "http_port"}
+_FLAT_NAMES = {
+    "tribunal_db": "db",
+    "tribunal_data": "data",
+    "tribunal_http_port": "http_port",
+    "tribunal_retention_days": "retention_days",
+}
 
 
 class ConfigFileError(ValueError):
@@ -277,7 +298,7 @@ def describe_errors(exc: ValidationError) -> list[str]:
 
 
 _SECRET_WORDS = ("token", "secret", "api_key")
-_PREFIXED_SCALARS = ("data", "db", "http_port", "backend")
+_PREFIXED_SCALARS = ("data", "db", "http_port", "backend", "retention_days")
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

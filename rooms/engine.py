@@ -8,7 +8,8 @@ No task is left without a driver until the next restart: a driver that dies (a b
 database) is started again after a backoff (`restart_first_s`, doubling up to `restart_max_s`,
 reset once it ends cleanly), and every `scan_s` the engine looks for open tasks of its platforms
 that someone should act on, with no driver here and no live lease anywhere (their engine died),
-and drives them.
+and drives them. The same loop prunes the store past the retention (rooms/retention.py): once
+at start, then hourly by the engine's clock.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.protocols import UnknownProtocol, table_for
 from rooms.records import Escalation
+from rooms.retention import DEFAULT_RETENTION_DAYS, Pruner
 from rooms.status import status_text
 from rooms.store import Store
 
@@ -49,10 +51,13 @@ class Engine:
         lease_s: float = 30.0,
         data_dir: str | None = None,
         platforms: Iterable[str] | None = None,
+        retention_days: int = DEFAULT_RETENTION_DAYS,
     ) -> None:
         """`platforms`: the room platforms this process serves (its adapters'); it drives and
         delivers for those rooms only and leaves the others' tasks and posts to the process that
-        serves them. None: every platform (a single-process setup, most tests)."""
+        serves them. None: every platform (a single-process setup, most tests).
+        `retention_days`: how long the store keeps event ids, delivered posts and the usage
+        rows of closed tasks (0: forever); a ValueError when not 0 to MAX_RETENTION_DAYS."""
         self.ctx = Ctx(
             store=store,
             runner=runner,
@@ -63,6 +68,7 @@ class Engine:
             lease_s=lease_s,
             data_dir=data_dir,
         )
+        self.pruner = Pruner(store, self.ctx.clock, retention_days)
         self.outbox = Deliverer(self.ctx)
         self.ctx.wake_outbox = self.outbox.wake
         self.ctx.spawn = self._spawn
@@ -226,6 +232,12 @@ class Engine:
 
     async def _scan_forever(self) -> None:
         while True:
+            try:
+                pruned = await self.pruner.maybe()
+                if pruned is not None and pruned.total:
+                    log.info("pruned past the retention: %s", pruned)
+            except Exception:  # like a scan: the next hour tries again
+                log.exception("pruning the store past the retention failed")
             await asyncio.sleep(self.scan_s)
             try:
                 await self.scan()

@@ -32,6 +32,7 @@ from rooms.records import (
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.outbox import OutboxStore
+from rooms.store.prune import PruneStore
 from rooms.store.rows import (
     Abort,
     enqueue_all,
@@ -75,7 +76,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore):
+class Store(OutboxStore, PruneStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod

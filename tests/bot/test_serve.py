@@ -93,6 +93,13 @@ async def test_two_adapters_for_one_platform_are_refused_before_anything_starts(
     assert logged_engine == []
 
 
+async def test_the_engine_prunes_by_the_settings_retention(settings: Settings) -> None:
+    for days in (7, 0):
+        chosen = settings.model_copy(update={"retention_days": days})
+        async with open_app(chosen, RecordingAdapter("console"), runner=pair()) as app:
+            assert app.engine.pruner.retention_days == days
+
+
 async def test_each_rooms_posts_reach_its_platforms_adapter(settings: Settings) -> None:
     slack, console = RecordingAdapter("slack"), RecordingAdapter("console")
     runner = pair()

@@ -74,6 +74,14 @@ def test_nested_sections_merge_across_sources(monkeypatch: pytest.MonkeyPatch) -
     assert (s.docker.image, s.docker.mem_limit, s.docker.concurrency) == ("from-toml:1", "1g", 3)
 
 
+def test_retention_defaults_to_30_days_and_0_keeps_forever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings(env_file=None).retention_days == 30
+    monkeypatch.setenv("TRIBUNAL_RETENTION_DAYS", "0")
+    assert load_settings(env_file=None).retention_days == 0
+
+
 def test_env_file_none_skips_dotenv() -> None:
     write(Path(".env"), "TRIBUNAL_BACKEND=docker\n")
     assert load_settings().backend == "docker"
@@ -99,6 +107,7 @@ NAMES = [
     ("TRIBUNAL_DB", "tribunal", "db", "/x/t.db"),
     ("TRIBUNAL_DATA", "tribunal", "data", "/x/d"),
     ("TRIBUNAL_HTTP_PORT", "tribunal", "http_port", "8080"),
+    ("TRIBUNAL_RETENTION_DAYS", "tribunal", "retention_days", "7"),
     ("SLACK_BOT_TOKEN", "slack", "bot_token", "xoxb"),
     ("SLACK_APP_TOKEN", "slack", "app_token", "xapp"),
     ("SLACK_SIGNING_SECRET", "slack", "signing_secret", "s3cr3t"),
@@ -324,6 +333,31 @@ BAD = [
         "",
         {"TRIBUNAL_CONSOLE__TIMEOUTS__IDLE_S": "-5"},
         "settings: console.timeouts.idle_s: must be > 0 (got '-5')",
+    ),
+    (
+        "negative retention",
+        "[tribunal]\nretention_days = -1\n",
+        {},
+        "settings: retention_days (TRIBUNAL_RETENTION_DAYS): must be >= 0 (got -1)",
+    ),
+    (
+        "retention past a century",
+        "",
+        {"TRIBUNAL_RETENTION_DAYS": "36501"},
+        "settings: retention_days (TRIBUNAL_RETENTION_DAYS): must be <= 36500 (got '36501')",
+    ),
+    (
+        "retention in fractions of a day",
+        "retention_days = 1.5\n",
+        {},
+        "settings: retention_days (TRIBUNAL_RETENTION_DAYS): must be a whole number (got 1.5)",
+    ),
+    (
+        "retention as a switch",
+        "[tribunal]\nretention_days = true\n",
+        {},
+        "settings: retention_days (TRIBUNAL_RETENTION_DAYS): must be a whole number of days, 0 to"
+        " keep forever (got True)",
     ),
     (
         "a wrong token type does not echo the value",
