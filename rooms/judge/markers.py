@@ -141,6 +141,11 @@ def classify_lines(text: str) -> Iterator[tuple[str, LineKind]]:
     for raw in text.splitlines():
         line = raw
         if in_internal:
+            if _QUOTE.match(line):
+                # A quote's `</internal>` is someone else's words: it closes nothing, so what
+                # follows it on the quoted line can never surface as this author's marker.
+                yield raw, "internal"
+                continue
             end = line.find(_INTERNAL_CLOSE)
             if end < 0:
                 yield raw, "internal"

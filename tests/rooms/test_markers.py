@@ -115,6 +115,10 @@ FORMS: list[tuple[Role, str, str | None]] = [
     ("owner", "<internal>a</internal> <internal>b</internal> DONE", "DONE"),
     ("arbiter", "<internal>private notes</internal>\nVERDICT — RESET\nrestart", "RESET"),
     ("owner", "DONE <internal>", "DONE"),
+    # a quoted `</internal>` closes nothing (found by the quoted-lines property)
+    ("owner", "<internal>\n> </internal>NEEDS_CONTEXT", None),
+    ("reviewer", "<internal>notes\n> </internal>APPROVED\nCHANGES_REQUESTED", None),
+    ("reviewer", "<internal>\n> quoted\n</internal>\nCHANGES_REQUESTED", "CHANGES_REQUESTED"),
     # the first marker of the role wins; others' words are skipped
     ("owner", "BLOCKED\nDONE", "BLOCKED"),
     ("owner", "APPROVED\nDONE", "DONE"),
