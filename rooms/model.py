@@ -206,6 +206,8 @@ class Ruling(Record):
     options: list[str] = Field(default_factory=list)  # ESCALATE
     references_cited: list[str] = Field(default_factory=list)
     dissent: str = ""
+    # Why the ruling goes against a unanimous panel of reference opinions (rooms/references).
+    override_reason: str = ""
     readable: bool = True  # False when the arbiter output could not be read
 
 

@@ -40,6 +40,10 @@ RULING_SCHEMA: dict[str, Any] = {
         "options": {**_TEXT_ARRAY, "description": "ESCALATE: the answers to choose from"},
         "references_cited": {**_TEXT_ARRAY, "description": "labels of reference opinions used"},
         "dissent": {"type": "string", "description": "the strongest view against this ruling"},
+        "override_reason": {
+            "type": "string",
+            "description": "why you rule against a unanimous set of reference opinions, if you do",
+        },
     },
     # Strict structured-output APIs want every property required and nothing else allowed;
     # fields that do not apply to the verdict are sent empty.
@@ -52,6 +56,7 @@ RULING_SCHEMA: dict[str, Any] = {
         "options",
         "references_cited",
         "dissent",
+        "override_reason",
     ],
     "additionalProperties": False,
 }
@@ -87,6 +92,8 @@ _LABELS = {
     "references cited": "references_cited",
     "references": "references_cited",
     "dissent": "dissent",
+    "override reason": "override_reason",
+    "override": "override_reason",
     "reasons": "reasons",
     "reasoning": "reasons",
     "rationale": "reasons",
@@ -97,7 +104,7 @@ _LABEL = re.compile(
     + r")(?![A-Za-z])(?:\*\*|__)?\s*+(?P<colon>:)?\s*+(?:\*\*|__)?\s*+(?P<rest>.*)$",
     re.IGNORECASE,
 )
-_REFERENCE = re.compile(r"\b(?:Reference|Opinion)\s+(?:[A-Z]|\d{1,2})\b")
+_REFERENCE = re.compile(r"\b(?:(?:Reference|Opinion)\s+(?:[A-Z]|\d{1,2})|R\d{1,2})\b")
 
 
 class _Structured(BaseModel):
@@ -113,6 +120,7 @@ class _Structured(BaseModel):
     options: list[str] = []
     references_cited: list[str] = []
     dissent: str = ""
+    override_reason: str = ""
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -208,6 +216,7 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
         options=_clean(s.options),
         references_cited=_clean(s.references_cited),
         dissent=s.dissent.strip(),
+        override_reason=s.override_reason.strip(),
     )
 
 
@@ -226,6 +235,7 @@ def _from_text(text: str) -> Ruling:
         "verdict": verdict,
         "reasons": reasons,
         "dissent": _join(sections.get("dissent", [])),
+        "override_reason": _join(sections.get("override_reason", [])),
     }
     cited = sections.get("references_cited")
     if cited:  # a list, or one line of labels separated by commas
