@@ -27,6 +27,9 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,
         recent_turns=group.recent_turns,
+        reference_deadline_s=group.reference_deadline_s,
+        swap_check=group.arbiter.swap_check,
+        allow_same_model=group.arbiter.allow_same_model,
     )
 
 

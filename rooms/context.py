@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rooms.ports import Clock, Platform, Policies, Runner
+from rooms.references.port import NoReferences, ReferencePool
 from rooms.store import Store
 
 
@@ -20,6 +21,7 @@ class Ctx:
     engine_id: str
     lease_s: float
     data_dir: str | None
+    references: ReferencePool = field(default_factory=NoReferences)  # asked before each ruling
     # Set by the engine: wake the outbox deliverer after enqueueing; (re)start a task's driver.
     wake_outbox: Callable[[], None] = lambda: None
     spawn: Callable[[int], None] = lambda task_id: None

@@ -19,6 +19,7 @@ from rooms.model import Inbound, RoomRef, Task
 from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.records import Escalation
+from rooms.references.port import NoReferences, ReferencePool
 from rooms.status import status_text
 from rooms.store import Store
 
@@ -38,6 +39,7 @@ class Engine:
         lease_s: float = 30.0,
         data_dir: str | None = None,
         platforms: Iterable[str] | None = None,
+        references: ReferencePool | None = None,
     ) -> None:
         """`platforms`: the room platforms this process serves (its adapters'); it drives and
         delivers for those rooms only and leaves the others' tasks and posts to the process that
@@ -51,6 +53,7 @@ class Engine:
             engine_id=engine_id or f"engine-{uuid.uuid4().hex[:12]}",
             lease_s=lease_s,
             data_dir=data_dir,
+            references=references or NoReferences(),
         )
         self.outbox = Deliverer(self.ctx)
         self.ctx.wake_outbox = self.outbox.wake

@@ -152,6 +152,11 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    # Reference opinions (rooms/references): the whole fan-out's deadline. The references
+    # themselves come from the engine's ReferencePool, by group name.
+    reference_deadline_s: float = 90.0
+    swap_check: bool = False  # ask the arbiter twice, the positions swapped (rooms/judge/positions)
+    allow_same_model: bool = False  # the arbiter may run the owner's or reviewer's model
 
     def agent_for(self, role: str) -> AgentConfig:
         return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(

@@ -28,6 +28,7 @@ from rooms.records import (
 )
 from rooms.store.apply import apply_change
 from rooms.store.outbox import OutboxStore
+from rooms.store.panels import PanelStore
 from rooms.store.rows import (
     Abort,
     enqueue,
@@ -62,7 +63,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore):
+class Store(OutboxStore, PanelStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
@@ -342,6 +343,9 @@ class Store(OutboxStore):
                 ruling=Ruling.model_validate_json(r["ruling"]),
                 record_path=r["record_path"],
                 at=r["at"],
+                panel_id=r["panel_id"],
+                tally=json.loads(r["tally"]) if r["tally"] else None,
+                fairness=json.loads(r["fairness"]) if r["fairness"] else None,
             )
             for r in rows
         ]
