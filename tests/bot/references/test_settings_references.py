@@ -129,3 +129,21 @@ def test_the_arbiter_may_not_share_a_named_model_unless_allowed() -> None:
     Path("tribunal.toml").write_text(base + "allow_same_model = true\nswap_check = true\n")
     arbiter = load_settings(env_file=None).groups["core"].arbiter
     assert arbiter.allow_same_model and arbiter.swap_check
+
+
+def test_doctor_lists_the_references_and_their_missing_keys(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/tribunal-test/docker.sock")
+    Path("tribunal.toml").write_text(GROUP + reference("one", "https://api.example.com"))
+    out = io.StringIO()
+    run_doctor(None, out=out, env_file=None)
+    lines = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
+    assert lines["references"] == "core/one: set REF_KEY"
+    monkeypatch.setenv("REF_KEY", "k")
+    out = io.StringIO()
+    run_doctor(None, out=out, env_file=None)
+    lines = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
+    assert lines["references"] == "ok (core/one (anthropic, https://api.example.com))"
