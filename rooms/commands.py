@@ -17,7 +17,10 @@ from collections.abc import Callable
 
 from rooms.context import Ctx
 from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Task
+from rooms.protocol import Protocol
+from rooms.protocols import DEFAULT, by_command, protocol_for
 from rooms.records import Change, MessageDraft, OutboxDraft
 from rooms.status import status_text
 
@@ -91,7 +94,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
         return await _stop(ctx, inbound, task, cancel)
     if command in ("approve", "reject"):
-        if task is None or escalation is None or task.status != "waiting_human":
+        if task is None or escalation is None or task.status != WAITING_HUMAN:
             return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
         if not may_answer(policy, user):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
@@ -115,8 +118,11 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             return True  # chatter in a room without a task is not for us
         if not rest:
             return await _reply(ctx, inbound, policy, HELP)
-        return await _open(ctx, inbound, policy, rest)
-    if task.status == "waiting_human" and escalation is not None:
+        protocol, text = _kind(rest)
+        if not text:
+            return await _reply(ctx, inbound, policy, HELP)
+        return await _open(ctx, inbound, policy, text, protocol)
+    if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         applied = await answer(
@@ -145,16 +151,19 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     return changed is not None
 
 
-async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> bool:
+def _kind(text: str) -> tuple[Protocol, str]:
+    """The protocol a new task runs: the one whose command word starts the text (`arena …`),
+    else the default pair; and the task's text without that word."""
+    first, _, after = text.partition(" ")
+    chosen = by_command(first.lstrip("/").rstrip(".,:;!?").lower())
+    if chosen is None:
+        return protocol_for(DEFAULT), text
+    return chosen, after.strip()
+
+
+async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind: Protocol) -> bool:
     key = f"event:{inbound.event_id}" if inbound.event_id else f"open:{uuid.uuid4().hex}"
-    ack = OutboxDraft(
-        key=key,
-        room=inbound.room,
-        text=(
-            f"📋 Task opened by {inbound.user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it."
-        ),
-    )
+    ack = OutboxDraft(key=key, room=inbound.room, text=kind.opened_text(inbound.user))
     task = await ctx.store.open_task(
         inbound.room,
         policy.name,
@@ -163,6 +172,7 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str) -> b
         ctx.now(),
         event_id=inbound.event_id or None,
         outbox=[ack],
+        protocol=kind.name,
     )
     if task is None:
         return False  # another message opened a task first (or this event was handled)
@@ -177,7 +187,7 @@ async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
             task.id,
             ctx.now(),
             expect_version=task.version,
-            event="stop",
+            event=STOP,
             event_id=inbound.event_id or None,
             outbox=[
                 OutboxDraft(
@@ -227,7 +237,7 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         escalation is None
         or task is None
         or escalation.status != "open"
-        or task.status != "waiting_human"
+        or task.status != WAITING_HUMAN
         or task.room != inbound.room.key
     ):
         return await _reply(ctx, inbound, policy, stale_reply(value), private=True)

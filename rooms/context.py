@@ -5,10 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from rooms.ports import Clock, Platform, Policies, Runner
 from rooms.references.port import NoReferences, ReferencePool
-from rooms.store import Store
+
+if TYPE_CHECKING:  # the store checks moves against the protocols, which use this context
+    from rooms.store import Store
 
 
 @dataclass

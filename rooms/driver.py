@@ -1,10 +1,13 @@
-"""The driver of one task: claim its lease, then run turns until a person must act or it closes.
+"""The driver of one task, for any protocol: claim its lease, then run turns until nobody acts
+(a person must, or the task closed).
 
-One step = status → actor (rooms.pair.states.ACTOR) → prompt from the store → one run → one atomic
-change (the turn's output, usage, firing, verdict, posts and the transition together). Lost races
-never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's output on
-the turn (marked interrupted) and re-reads the task. On taking over a task, turns left running by
-a dead engine are marked interrupted and run again.
+One step = read the task, its room and its history once (a `Step`) → the task's protocol says how
+the next turn begins → the turn is recorded as running → the protocol's run spec → one run → the
+human messages read again (people may write while an agent works) → the protocol's `Change` (the
+turn's output, usage, firing, verdict, posts and the transition together) → applied atomically.
+Lost races never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's
+output on the turn (marked interrupted) and re-reads the task. On taking over a task, turns left
+running by a dead engine are marked interrupted and run again.
 """
 
 from __future__ import annotations
@@ -12,29 +15,30 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from prompts import load_prompt
 from rooms.context import Ctx
-from rooms.history import History, load
-from rooms.judge.verdicts import RULING_SCHEMA
+from rooms.history import load
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.pair.arbitration import after_arbiter_turn
-from rooms.pair.outcomes import failure_change, post
-from rooms.pair.prompting import build_prompt
-from rooms.pair.rounds import after_finalize, after_work_turn
-from rooms.pair.states import ACTOR
+from rooms.outputs import post
+from rooms.protocol import Protocol, Step
+from rooms.protocols import protocol_for
 from rooms.records import Change
-from rooms.turns import RunOutcome, build_spec, effective_thresholds, run_turn
-from rooms.workspace import tree_hash
-from runners.protocol import RunSpec
+from rooms.turns import RunOutcome, effective_thresholds, run_turn
 
 log = logging.getLogger(__name__)
 CONFIG = "config"  # error code of a turn that could not be started (e.g. a bad prompt override)
 
 
+def _acts(task: Task | None) -> Protocol | None:
+    """The task's protocol when someone acts in its status; None: nothing to drive."""
+    if task is None:
+        return None
+    protocol = protocol_for(task.protocol)
+    return protocol if protocol.table.actor(task.status) is not None else None
+
+
 async def drive(ctx: Ctx, task_id: int) -> None:
     while True:
-        task = await ctx.store.task(task_id)
-        if task is None or ACTOR[task.status] is None:
+        if _acts(await ctx.store.task(task_id)) is None:
             return
         if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
             break
@@ -43,7 +47,8 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await _recover(ctx, task_id)
         while True:
             task = await ctx.store.task(task_id)
-            if task is None or ACTOR[task.status] is None:
+            protocol = _acts(task)
+            if task is None or protocol is None:
                 return
             if not await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
                 return  # taken over: the other engine drives it now
@@ -54,7 +59,7 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
                 return
-            await step(ctx, task, room, policy)
+            await step(ctx, protocol, task, room, policy)
     finally:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
@@ -83,19 +88,27 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ctx.wake_outbox()
 
 
-async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None:
-    role = ACTOR[task.status]
-    assert role is not None
-    history = await load(ctx.store, task.id)
-    resume = history.session_for(role)
-    tree_before = await _approved_tree(history, policy) if task.status == "finalize" else None
+async def step(
+    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
+) -> None:
+    before = Step(
+        task=task,
+        room=room,
+        policy=policy,
+        history=await load(ctx.store, task.id),
+        limits=effective_thresholds(policy.thresholds, task.grants),
+        now=ctx.now(),
+        owner=ctx.engine_id,
+        data_dir=ctx.data_dir,
+    )
+    start = await protocol.begin(before)
     turn = await ctx.store.begin_turn(
         task,
-        role,
+        start.role,
         ctx.engine_id,
         ctx.now(),
-        tree_before=tree_before,
-        resumed_from=resume,
+        tree_before=start.tree_before,
+        resumed_from=start.resume,
         wall=ctx.wall(),
     )
     if turn is None:
@@ -103,7 +116,7 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
     run = RunOutcome()
     try:
         try:
-            spec = await _spec(ctx, task, turn, policy, history, resume)
+            spec = await protocol.spec(before, turn)
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
@@ -111,7 +124,9 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
-        change = await _decide(ctx, task, turn, run, room, policy, tree_before)
+        # Read the human messages again: people may have written while the turn ran.
+        messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
+        change = await protocol.decide(before.after(turn, messages, ctx.now()), turn, run)
         if await ctx.store.apply(change) is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
         ctx.wake_outbox()
@@ -121,86 +136,8 @@ async def step(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> None
         raise
 
 
-async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
-    """The workspace the reviewer approved: the wrap-up is compared with it, not with the
-    workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
-    still send the work back to review."""
-    for turn in reversed(history.done):
-        if turn.role == "reviewer" and turn.marker == "APPROVED":
-            if turn.tree is not None:
-                return turn.tree
-            break
-    return await tree_hash(policy.workspace)
-
-
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:
     """Mark the turn interrupted, keeping whatever output it produced."""
     await ctx.store.interrupt_turns(
         task.id, f"interrupted: {reason}", ctx.now(), output=run.output, turn_id=turn.id
-    )
-
-
-async def _spec(
-    ctx: Ctx, task: Task, turn: Turn, policy: GroupPolicy, history: History, resume: str | None
-) -> RunSpec:
-    cause = history.last_acted_firing()
-    prompt = build_prompt(
-        task,
-        task.status,
-        turn.role,
-        history,
-        policy,
-        reason=cause.firing.reason if cause else "",
-    )
-    extras = await ctx.store.task_extras(task.id)
-    limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
-    budget_left = max(limits.max_cost_usd - task.cost_usd, 0.01)
-    return build_spec(
-        task,
-        turn,
-        policy,
-        prompt=prompt,
-        system_prompt=load_prompt(turn.role, policy.prompt_overrides),
-        resume=resume,
-        output_schema=RULING_SCHEMA if turn.role == "arbiter" else None,
-        budget_left_usd=budget_left,
-    )
-
-
-async def _decide(
-    ctx: Ctx,
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    tree_before: str | None,
-) -> Change:
-    now, owner = ctx.now(), ctx.engine_id
-    if run.failed:
-        extras = await ctx.store.task_extras(task.id)
-        return failure_change(
-            task,
-            turn,
-            run,
-            room,
-            policy,
-            now=now,
-            failures_before=int(extras.get("failures", 0)),
-            owner=owner,
-        )
-    # Read the history again: human messages may have arrived while the turn ran.
-    history = await load(ctx.store, task.id)
-    if task.status == "arbitration":
-        return await after_arbiter_turn(
-            task, turn, run, room, policy, history, now=now, owner=owner, data_dir=ctx.data_dir
-        )
-    if task.status == "finalize":
-        return await after_finalize(
-            task, turn, run, room, policy, tree_before=tree_before, now=now, owner=owner
-        )
-    extras = await ctx.store.task_extras(task.id)
-    limits = effective_thresholds(policy.thresholds, int(extras.get("grants", 0)))
-    return await after_work_turn(
-        task, turn, run, room, policy, history, limits, now=now, owner=owner
     )

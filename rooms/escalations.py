@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rooms.context import Ctx
+from rooms.machine import ANSWER, APPROVE, REJECT
 from rooms.model import Action, GroupPolicy, RoomRef, Task
 from rooms.records import (
     AnswerDraft,
@@ -97,13 +98,13 @@ async def answer(
     """Apply an approver's answer; None when it lost a race (the caller re-reads and retries)."""
     comment = f" ({text})" if text and kind != "answer" else ""
     if kind == "reject":
-        event, said = "reject", f"rejected: {escalation.question}{comment}"
+        event, said = REJECT, f"rejected: {escalation.question}{comment}"
         reply = f"Task #{task.id} closed: {user} rejected the escalation."
     elif kind == "approve":
-        event, said = "approve", f"approved: {escalation.question}{comment}"
+        event, said = APPROVE, f"approved: {escalation.question}{comment}"
         reply = f"{user} approved; the owner continues with task #{task.id}."
     else:
-        event, said = "answer", text
+        event, said = ANSWER, text
         reply = f"{user} answered; the owner continues with task #{task.id}."
     return await ctx.store.apply(
         Change(

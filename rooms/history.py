@@ -8,11 +8,14 @@ they produced nothing the pair worked from.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rooms.judge.detectors import Step
 from rooms.model import Turn
 from rooms.records import FiringRow, Message, VerdictRow
-from rooms.store import Store
+
+if TYPE_CHECKING:  # the store checks moves against the protocols, which read histories
+    from rooms.store import Store
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runners.protocol import AgentType
 
-Status = Literal["owner_turn", "review_turn", "arbitration", "waiting_human", "finalize", "closed"]
-OPEN_STATUSES: tuple[Status, ...] = (
-    "owner_turn",
-    "review_turn",
-    "arbitration",
-    "waiting_human",
-    "finalize",
-)
-TurnRole = Literal["owner", "reviewer", "arbiter"]
-
 
 @dataclass(frozen=True)
 class RoomRef:
@@ -173,7 +163,7 @@ class Task(Record):
     room: str  # RoomRef.key
     group: str
     text: str
-    status: Status
+    status: str  # one of its protocol's statuses (rooms.machine.StateTable)
     version: int
     rounds: int = 0  # owner/reviewer rounds since the last human message or ruling
     arbitrations: int = 0
@@ -182,6 +172,10 @@ class Task(Record):
     updated_at: float
     tokens: int = 0
     cost_usd: float = 0.0
+    protocol: str = "pair"  # the name it is registered under (rooms.protocols)
+    failures: int = 0  # consecutive failed runs
+    grants: int = 0  # ceilings people raised once more
+    opened_by: str = ""
 
 
 class Turn(Record):
@@ -196,6 +190,8 @@ class Turn(Record):
     error: str | None = None
     tree: str | None = None
     session_id: str | None = None
+    tree_before: str | None = None  # the workspace it was compared with (a wrap-up's approval)
+    resumed_from: str | None = None  # the session it resumed
     started_at: float
     ended_at: float | None = None
 

@@ -181,7 +181,9 @@ class Change:
 
     expect_version: compare-and-swap guard (None: no guard, only for changes that leave the status
     and version alone, e.g. storing a human message). expect_lease: the engine id that must hold
-    the task's lease (turn results only). event: the transition event (rooms.pair.states).
+    the task's lease (turn results only). event: the transition event of the task's protocol
+    table; status: the status it leads to, as the protocol decided it (the store checks it
+    against the table; a person's event, e.g. stop, may leave it to the table).
     """
 
     task_id: int
@@ -189,6 +191,7 @@ class Change:
     expect_version: int | None = None
     expect_lease: str | None = None
     event: str | None = None
+    status: str | None = None
     event_id: str | None = None  # inbound event recorded in the same transaction (de-dupe)
     turn: TurnEnd | None = None
     firing: FiringDraft | None = None

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from rooms.context import Ctx
 from rooms.model import RoomRef
-
-_LABEL = {
-    "owner_turn": "the owner's turn",
-    "review_turn": "the reviewer's turn",
-    "arbitration": "with the arbiter",
-    "waiting_human": "waiting for a person",
-    "finalize": "approved; the owner is wrapping up",
-    "closed": "closed",
-}
+from rooms.protocols import UnknownProtocol, protocol_for
 
 
 async def status_text(ctx: Ctx, room: RoomRef) -> str:
@@ -28,7 +20,7 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     if len(first_line) > 120:
         first_line = first_line[:119] + "…"
     lines = [
-        f"Task #{task.id}: {_LABEL.get(task.status, task.status)}",
+        f"Task #{task.id}: {_label(task.protocol, task.status)}",
         f"Task: {first_line}",
         f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
         f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
@@ -48,3 +40,10 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         last_firing = firings[-1].firing
         lines.append(f"Last deadlock detector: {last_firing.detector}: {last_firing.reason}")
     return "\n".join(lines)
+
+
+def _label(protocol: str, status: str) -> str:
+    try:
+        return protocol_for(protocol).label(status)
+    except UnknownProtocol:  # a kind of task this process does not run: say what is stored
+        return f"{status} ({protocol})"

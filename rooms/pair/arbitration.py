@@ -16,26 +16,18 @@ import os
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.verdicts import decision_record, parse_ruling
-from rooms.model import GroupPolicy, RoomRef, Ruling, Task, Turn
-from rooms.pair.outcomes import post, turn_end
+from rooms.model import GroupPolicy, Ruling, Task, Turn
+from rooms.outputs import post, turn_end
+from rooms.protocol import Step
 from rooms.records import Change, VerdictDraft
 from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
 
 
-async def after_arbiter_turn(
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    history: History,
-    *,
-    now: float,
-    owner: str,
-    data_dir: str | None,
-) -> Change:
+async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
+    task, room, policy, history = step.task, step.room, step.policy, step.history
+    now, owner, data_dir = step.now, step.owner, step.data_dir
     ruling = parse_ruling(run.output, run.structured)
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"

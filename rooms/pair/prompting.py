@@ -9,7 +9,8 @@ RESET gets the ruling's conditions or new direction at the top, since that is wh
 from __future__ import annotations
 
 from rooms.history import History
-from rooms.model import GroupPolicy, Status, Task, Turn
+from rooms.model import GroupPolicy, Task, Turn
+from rooms.pair.states import FINALIZE
 from rooms.records import VerdictRow
 
 _MARKERS = {
@@ -42,7 +43,7 @@ def _bounded(text: str, limit: int, what: str) -> str:
 
 
 def build_prompt(
-    task: Task, phase: Status, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
+    task: Task, phase: str, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
 ) -> str:
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
@@ -129,8 +130,8 @@ def _quote(turn: Turn) -> str:
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 
 
-def _your_turn(phase: Status, role: str) -> list[str]:
-    if phase == "finalize":
+def _your_turn(phase: str, role: str) -> list[str]:
+    if phase == FINALIZE:
         return [
             "## Your turn: wrap up",
             "The reviewer approved the work. Finish it: tidy up, make sure it is complete, and "

@@ -18,7 +18,8 @@ from rooms.history import History
 from rooms.judge.detectors import check
 from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.pair.outcomes import post, turn_end
+from rooms.outputs import post, turn_end
+from rooms.protocol import Step
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
@@ -29,18 +30,9 @@ UNMARKED = {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}
 REPEATABLE = ("stagnation", "blocked")
 
 
-async def after_work_turn(
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    history: History,
-    thresholds: Thresholds,
-    *,
-    now: float,
-    owner: str,
-) -> Change:
+async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
+    task, room, policy, history = step.task, step.room, step.policy, step.history
+    thresholds, now, owner = step.limits, step.now, step.owner
     role = turn.role
     found = find_marker(run.output, "owner" if role == "owner" else "reviewer")
     marker = found or UNMARKED[role]
@@ -101,19 +93,10 @@ async def after_work_turn(
     return change
 
 
-async def after_finalize(
-    task: Task,
-    turn: Turn,
-    run: RunOutcome,
-    room: RoomRef,
-    policy: GroupPolicy,
-    *,
-    tree_before: str | None,
-    now: float,
-    owner: str,
-) -> Change:
+async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
+    task, room, policy, now, owner = step.task, step.room, step.policy, step.now, step.owner
     tree = await tree_hash(policy.workspace)
-    changed = tree != tree_before
+    changed = tree != turn.tree_before  # the tree the reviewer approved
     found = find_marker(run.output, "owner")
     change = Change(
         task.id,

@@ -1,87 +1,114 @@
-"""The task state machine of DESIGN §3 as an explicit table.
+"""The owner/reviewer pair's state machine (DESIGN §3) as an explicit table: its statuses, its
+events, who acts in each status, and where each event leads.
 
-Every status change goes through `next_status`, which says where an event leads or raises
-`IllegalTransition`. The store writes the result with compare-and-swap on the task's version.
+The pair's `decide` picks the event and reads its target here; the store checks every status
+change against this table and writes it with compare-and-swap on the task's version.
 """
 
 from __future__ import annotations
 
-from rooms.model import Status
+from typing import Final
+
+from rooms.machine import (
+    ANSWER,
+    APPROVE,
+    CLOSED,
+    REJECT,
+    STOP,
+    WAITING_HUMAN,
+    StateTable,
+)
+
+PROTOCOL: Final = "pair"
+
+# Statuses.
+OWNER_TURN: Final = "owner_turn"
+REVIEW_TURN: Final = "review_turn"
+ARBITRATION: Final = "arbitration"
+FINALIZE: Final = "finalize"
+STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, WAITING_HUMAN, FINALIZE, CLOSED)
+
+# Roles.
+OWNER: Final = "owner"
+REVIEWER: Final = "reviewer"
+ARBITER: Final = "arbiter"
+ROLES = (OWNER, REVIEWER, ARBITER)
 
 # Events: the marker or verdict a turn produced, or what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
 #   arbiter:   PROCEED, REVISE, RESET, ESCALATE
-#   human:     answer, approve, reject, stop
+#   human:     answer, approve, reject, stop (rooms.machine)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
-TRANSITIONS: dict[Status, dict[str, Status]] = {
-    "owner_turn": {
-        "DONE": "review_turn",
-        "BLOCKED": "arbitration",
-        "NEEDS_CONTEXT": "arbitration",
-        "deadlock": "arbitration",
-        "ceiling": "waiting_human",
-        "failed": "waiting_human",
-        "stop": "closed",
+#   any turn:  ceiling (a ceiling or an engine cap asks the humans), failed (a run failed twice)
+DEADLOCK: Final = "deadlock"
+CEILING: Final = "ceiling"
+FAILED: Final = "failed"
+WRAPPED_UP: Final = "closed"
+CHANGED: Final = "changed"
+
+TRANSITIONS: dict[str, dict[str, str]] = {
+    OWNER_TURN: {
+        "DONE": REVIEW_TURN,
+        "BLOCKED": ARBITRATION,
+        "NEEDS_CONTEXT": ARBITRATION,
+        DEADLOCK: ARBITRATION,
+        CEILING: WAITING_HUMAN,
+        FAILED: WAITING_HUMAN,
+        STOP: CLOSED,
     },
-    "review_turn": {
-        "APPROVED": "finalize",
-        "CHANGES_REQUESTED": "owner_turn",
-        "BLOCKED": "arbitration",
-        "NEEDS_CONTEXT": "arbitration",
-        "deadlock": "arbitration",
-        "ceiling": "waiting_human",
-        "failed": "waiting_human",
-        "stop": "closed",
+    REVIEW_TURN: {
+        "APPROVED": FINALIZE,
+        "CHANGES_REQUESTED": OWNER_TURN,
+        "BLOCKED": ARBITRATION,
+        "NEEDS_CONTEXT": ARBITRATION,
+        DEADLOCK: ARBITRATION,
+        CEILING: WAITING_HUMAN,
+        FAILED: WAITING_HUMAN,
+        STOP: CLOSED,
     },
-    "arbitration": {
-        "PROCEED": "review_turn",
-        "REVISE": "owner_turn",
-        "RESET": "owner_turn",
-        "ESCALATE": "waiting_human",
-        "ceiling": "waiting_human",
-        "failed": "waiting_human",
-        "stop": "closed",
+    ARBITRATION: {
+        "PROCEED": REVIEW_TURN,
+        "REVISE": OWNER_TURN,
+        "RESET": OWNER_TURN,
+        "ESCALATE": WAITING_HUMAN,
+        CEILING: WAITING_HUMAN,
+        FAILED: WAITING_HUMAN,
+        STOP: CLOSED,
     },
-    "waiting_human": {
-        "answer": "owner_turn",
-        "approve": "owner_turn",
-        "reject": "closed",
-        "stop": "closed",
+    WAITING_HUMAN: {
+        ANSWER: OWNER_TURN,
+        APPROVE: OWNER_TURN,
+        REJECT: CLOSED,
+        STOP: CLOSED,
     },
-    "finalize": {
-        "closed": "closed",
-        "changed": "review_turn",
-        "failed": "waiting_human",
-        "stop": "closed",
+    FINALIZE: {
+        WRAPPED_UP: CLOSED,
+        CHANGED: REVIEW_TURN,
+        FAILED: WAITING_HUMAN,
+        STOP: CLOSED,
     },
-    "closed": {},
+    CLOSED: {},
 }
 
 # Who acts in each status: the role of the next turn, or None when nobody runs.
-ACTOR: dict[Status, str | None] = {
-    "owner_turn": "owner",
-    "review_turn": "reviewer",
-    "arbitration": "arbiter",
-    "waiting_human": None,
-    "finalize": "owner",
-    "closed": None,
+ACTOR: dict[str, str | None] = {
+    OWNER_TURN: OWNER,
+    REVIEW_TURN: REVIEWER,
+    ARBITRATION: ARBITER,
+    WAITING_HUMAN: None,
+    FINALIZE: OWNER,
+    CLOSED: None,
 }
 
+# What `status` says about each status.
+LABELS: dict[str, str] = {
+    OWNER_TURN: "the owner's turn",
+    REVIEW_TURN: "the reviewer's turn",
+    ARBITRATION: "with the arbiter",
+    WAITING_HUMAN: "waiting for a person",
+    FINALIZE: "approved; the owner is wrapping up",
+    CLOSED: "closed",
+}
 
-class IllegalTransition(ValueError):
-    def __init__(self, status: str, event: str) -> None:
-        super().__init__(f"no transition from {status!r} on {event!r}")
-        self.status = status
-        self.event = event
-
-
-def next_status(status: Status, event: str) -> Status:
-    try:
-        return TRANSITIONS[status][event]
-    except KeyError:
-        raise IllegalTransition(status, event) from None
-
-
-def is_open(status: Status) -> bool:
-    return status != "closed"
+TABLE = StateTable(PROTOCOL, OWNER_TURN, TRANSITIONS, ACTOR)

@@ -7,16 +7,19 @@ which rolls the whole transaction back: a change is applied completely or not at
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import aiosqlite
 
+from rooms.machine import CLOSED, WAITING_HUMAN, IllegalTransition, StateTable
 from rooms.model import Task
-from rooms.pair.states import next_status
 from rooms.records import Change
 from rooms.store.rows import Abort, enqueue, load_task, one, record_event
 
+Tables = Callable[[str], StateTable]  # a protocol's name → its state table
 
-async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
+
+async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> Task:
     if c.event_id and not await record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
     task = await load_task(db, c.task_id)
@@ -26,7 +29,7 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
         lease = await one(db, "SELECT lease_owner FROM tasks WHERE id=?", (c.task_id,))
         if lease is None or lease[0] != c.expect_lease:
             raise Abort
-    if c.message is not None and task.status == "closed":
+    if c.message is not None and task.status == CLOSED:
         raise Abort  # it closed meanwhile: the caller re-reads (and may open a new task)
     if c.event is not None and c.expect_version is None:
         raise ValueError("a status change needs expect_version (compare-and-swap)")
@@ -73,7 +76,7 @@ async def apply_change(db: aiosqlite.Connection, c: Change) -> Task:
             raise Abort  # answered or closed meanwhile: a stale answer changes nothing
 
     if c.event is not None:
-        await _transition(db, task, c)
+        await _transition(db, task, c, tables(task.protocol))
     await _counters(db, c)
     for draft in c.outbox:
         await enqueue(db, draft, c.task_id, c.now)
@@ -144,23 +147,28 @@ async def _insert_firing(db: aiosqlite.Connection, c: Change) -> None:
     )
 
 
-async def _transition(db: aiosqlite.Connection, task: Task, c: Change) -> None:
+async def _transition(db: aiosqlite.Connection, task: Task, c: Change, table: StateTable) -> None:
+    """The move the change names must be in the task's protocol table (IllegalTransition is a
+    bug: it rolls back). A protocol's decision names its target; a person's (stop, answer) may
+    leave it to the table."""
     assert c.event is not None
-    new = next_status(task.status, c.event)  # IllegalTransition is a bug: it rolls back
+    new = table.next(task.status, c.event)
+    if c.status is not None and c.status != new:
+        raise IllegalTransition(task.status, f"{c.event} → {c.status}", table.protocol)
     cursor = await db.execute(
         "UPDATE tasks SET status=?, version = version + 1, updated_at=?,"
-        " closed_at = CASE WHEN ?='closed' THEN ? ELSE closed_at END,"
+        " closed_at = CASE WHEN ?=? THEN ? ELSE closed_at END,"
         " failures = 0"
         " WHERE id=? AND version=?",
-        (new, c.now, new, c.now, c.task_id, c.expect_version),
+        (new, c.now, new, CLOSED, c.now, c.task_id, c.expect_version),
     )
     if cursor.rowcount != 1:
         raise Abort
-    if new == "closed":
+    if new == CLOSED:
         await db.execute(
             "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
         )
-    if task.status == "waiting_human" or new == "closed":
+    if task.status == WAITING_HUMAN or new == CLOSED:
         # The question is moot once the task moves on: a later click on it is stale.
         await db.execute(
             "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",

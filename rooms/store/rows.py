@@ -92,6 +92,10 @@ def to_task(r: aiosqlite.Row) -> Task:
         updated_at=r["updated_at"],
         tokens=r["tokens"],
         cost_usd=r["cost_usd"],
+        protocol=r["protocol"],
+        failures=r["failures"],
+        grants=r["grants"],
+        opened_by=r["opened_by"],
     )
 
 
@@ -108,6 +112,8 @@ def to_turn(r: aiosqlite.Row) -> Turn:
         error=r["error"],
         tree=r["tree"],
         session_id=r["session_id"],
+        tree_before=r["tree_before"],
+        resumed_from=r["resumed_from"],
         started_at=r["started_at"],
         ended_at=r["ended_at"],
     )

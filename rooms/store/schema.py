@@ -1,12 +1,22 @@
 """The SQLite schema of the store (DESIGN §8) as an ordered list of migrations.
 
 `PRAGMA user_version` holds the number of steps applied; opening a store applies the missing ones,
-each in its own transaction. Never edit a step that has shipped: append a new one.
+each in its own transaction, with foreign keys off (a step may rebuild a table, SQLite's way of
+changing a constraint) and `PRAGMA foreign_key_check` before it commits. Never edit a step that
+has shipped: append a new one.
 """
 
 from __future__ import annotations
 
+# The pair's open statuses as version 1 listed them in a CHECK; version 3 drops the CHECK, since
+# every protocol has statuses of its own and the code checks them against its table.
 _OPEN = "'owner_turn','review_turn','arbitration','waiting_human','finalize'"
+
+_TASK_COLUMNS = (
+    "id, room, group_name, text, opened_by, status, version, rounds, arbitrations, turns,"
+    " failures, grants, tokens, cost_usd, lease_owner, lease_until, created_at, updated_at,"
+    " closed_at"
+)
 
 # One step = a list of statements run in one transaction.
 MIGRATIONS: list[list[str]] = [
@@ -171,7 +181,39 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE outbox ADD COLUMN in_reply_to TEXT",
     ],
     [
-        # 3: reference opinions (rooms/references). The "references" table of step 1 was schema
+        # 3: every task records its protocol (rooms.protocols; the tasks before it are the
+        # owner/reviewer pair's), and its status is any of its protocol's (no CHECK listing the
+        # pair's): the table is rebuilt, the documented way to drop a constraint in SQLite.
+        """CREATE TABLE tasks_v3 (
+            id INTEGER PRIMARY KEY,
+            room TEXT NOT NULL REFERENCES rooms(key),
+            group_name TEXT NOT NULL REFERENCES groups(name),
+            text TEXT NOT NULL,
+            opened_by TEXT NOT NULL DEFAULT '',
+            protocol TEXT NOT NULL DEFAULT 'pair',
+            status TEXT NOT NULL CHECK (status != ''),
+            version INTEGER NOT NULL DEFAULT 0,
+            rounds INTEGER NOT NULL DEFAULT 0,
+            arbitrations INTEGER NOT NULL DEFAULT 0,
+            turns INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0,
+            grants INTEGER NOT NULL DEFAULT 0,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            lease_owner TEXT,
+            lease_until REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            closed_at REAL
+        )""",
+        f"INSERT INTO tasks_v3 ({_TASK_COLUMNS}) SELECT {_TASK_COLUMNS} FROM tasks",
+        "DROP TABLE tasks",
+        "ALTER TABLE tasks_v3 RENAME TO tasks",
+        "CREATE UNIQUE INDEX tasks_one_open_per_room ON tasks(room) WHERE status != 'closed'",
+        "CREATE INDEX tasks_open ON tasks(status) WHERE status != 'closed'",
+    ],
+    [
+        # 4: reference opinions (rooms/references). The "references" table of step 1 was schema
         # only and never written; it is made again in the shape the fan-out records: one panel
         # (fan-out) per arbitration with its seed, one row per reference asked, answered or not.
         'DROP TABLE "references"',

@@ -13,11 +13,13 @@ import asyncio
 import json
 import sqlite3
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 import aiosqlite
 
 from rooms.model import Firing, RoomRef, Ruling, Task, Turn
+from rooms.protocols import DEFAULT as DEFAULT_PROTOCOL
+from rooms.protocols import table_for
 from rooms.records import (
     Change,
     Escalation,
@@ -59,6 +61,16 @@ async def _switch_to_wal(db: aiosqlite.Connection) -> None:
             await asyncio.sleep(0.02)
 
 
+class TaskExtras(TypedDict):
+    """The columns of a task that say who drives it and what it used: typed, read by key."""
+
+    failures: int
+    grants: int
+    lease_owner: str | None
+    lease_until: float | None
+    opened_by: str
+
+
 class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
@@ -73,10 +85,11 @@ class Store(OutboxStore, PanelStore):
             db.row_factory = aiosqlite.Row
             await db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             await _switch_to_wal(db)
-            for pragma in ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"):
-                await db.execute(pragma)
+            # Foreign keys are switched on once the schema is up to date (see schema.py).
+            await db.execute("PRAGMA synchronous=NORMAL")
             store = cls(db, path)
             await store._migrate()
+            await db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             await db.close()
             raise StoreError(f"cannot use {path} as the Tribunal database: {exc}") from exc
@@ -100,6 +113,12 @@ class Store(OutboxStore, PanelStore):
                     return
                 for sql in MIGRATIONS[version]:
                     await db.execute(sql)
+                broken = await db.execute_fetchall("PRAGMA foreign_key_check")
+                if broken:
+                    raise StoreError(
+                        f"{self.path}: migration {version + 1} left dangling references: "
+                        f"{[tuple(r) for r in broken][:5]}"
+                    )
                 await db.execute(f"PRAGMA user_version={version + 1}")
 
     async def schema_version(self) -> int:
@@ -128,18 +147,21 @@ class Store(OutboxStore, PanelStore):
         *,
         event_id: str | None = None,
         outbox: list[OutboxDraft] | None = None,
+        protocol: str = DEFAULT_PROTOCOL,
     ) -> Task | None:
-        """A new task in `owner_turn`; None when the room already has an open task or the event
-        was handled before. The acknowledgement is enqueued in the same transaction."""
+        """A new task of `protocol`, in its initial status (the pair's: `owner_turn`); None when
+        the room already has an open task or the event was handled before. The acknowledgement
+        is enqueued in the same transaction."""
+        initial = table_for(protocol).initial  # UnknownProtocol before anything is written
         try:
             async with self._tx() as db:
                 if event_id and not await record_event(db, event_id, now):
                     raise Abort
                 await ensure_room(db, room, group, now)
                 cursor = await db.execute(
-                    "INSERT INTO tasks (room, group_name, text, opened_by, status, created_at,"
-                    " updated_at) VALUES (?,?,?,?, 'owner_turn', ?, ?)",
-                    (room.key, group, text, user, now, now),
+                    "INSERT INTO tasks (room, group_name, text, opened_by, protocol, status,"
+                    " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                    (room.key, group, text, user, protocol, initial, now, now),
                 )
                 task_id = int(cursor.lastrowid or 0)
                 for draft in outbox or []:
@@ -174,13 +196,22 @@ class Store(OutboxStore, PanelStore):
         rows = await self._rows("SELECT platform, channel, thread FROM rooms WHERE key=?", (key,))
         return RoomRef(rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
-    async def task_extras(self, task_id: int) -> dict[str, Any]:
-        """Columns the Task model does not carry: failures, grants, lease, opener."""
+    async def task_extras(self, task_id: int) -> TaskExtras | None:
+        """The task's counters and lease, for inspection (the engine reads them on `Task`)."""
         rows = await self._rows(
             "SELECT failures, grants, lease_owner, lease_until, opened_by FROM tasks WHERE id=?",
             (task_id,),
         )
-        return dict(rows[0]) if rows else {}
+        if not rows:
+            return None
+        r = rows[0]
+        return TaskExtras(
+            failures=r["failures"],
+            grants=r["grants"],
+            lease_owner=r["lease_owner"],
+            lease_until=r["lease_until"],
+            opened_by=r["opened_by"],
+        )
 
     async def apply(self, change: Change) -> Task | None:
         """Apply one composite change atomically. Returns the task as it is afterwards, or None
@@ -188,7 +219,7 @@ class Store(OutboxStore, PanelStore):
         no longer open, event already handled); then nothing at all was written."""
         try:
             async with self._tx() as db:
-                return await apply_change(db, change)
+                return await apply_change(db, change, table_for)
         except Abort:
             return None
 

@@ -8,7 +8,9 @@ turn APPROVED, then the owner's finalize turn. Printed: turns/s, the orchestrati
 turn (from the end of one runner call to the start of the next in the same task: prompt
 building, marker parsing, detectors, store writes, outbox), peak RSS, and the ratio of the engine
 run to a floor measured in the same run: the same number of single-row write transactions on a
-store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently as the rooms.
+store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently as the rooms, and
+the SQL statements per turn the store ran (counted by a trace callback on aiosqlite's underlying
+sqlite3 connection; BEGIN and COMMIT count, as each is one round trip to aiosqlite's thread).
 """
 
 from __future__ import annotations
@@ -66,8 +68,24 @@ class OneGroup:
         return self.policy
 
 
-async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, list[float]]:
+class StatementCounter:
+    """Counts every statement the store's connection runs, on aiosqlite's own thread."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, statement: str) -> None:
+        self.count += 1
+
+    async def attach(self, store: Store) -> None:
+        conn = store._db  # the store's one aiosqlite connection
+        await conn._execute(conn._conn.set_trace_callback, self)
+
+
+async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, list[float], int]:
     store = await Store.open(str(db))
+    counter = StatementCounter()
+    await counter.attach(store)
     runner = InstantRunner(rounds)
     platform = RecordingPlatform()
     engine = Engine(store, runner, platform, OneGroup())
@@ -85,6 +103,7 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         )
     await engine.idle()
     elapsed = time.perf_counter() - started
+    statements = counter.count
     await engine.stop()
     await store.close()
     gaps = [
@@ -92,7 +111,7 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         for spans in runner.spans.values()
         for cur, nxt in zip(spans, spans[1:], strict=False)
     ]
-    return elapsed, sum(len(s) for s in runner.spans.values()), gaps
+    return elapsed, sum(len(s) for s in runner.spans.values()), gaps, statements
 
 
 async def run_floor(db: Path, writes: int, concurrency: int) -> float:
@@ -132,8 +151,8 @@ async def main() -> None:
     args = parser.parse_args()
     rounds = max(1, args.turns // 2)
     with tempfile.TemporaryDirectory() as tmp:
-        _, _, solo_gaps = await run_engine(Path(tmp) / "solo.db", 1, rounds)
-        engine_s, turns, gaps = await run_engine(Path(tmp) / "engine.db", args.rooms, rounds)
+        _, solo_turns, solo_gaps, solo_sql = await run_engine(Path(tmp) / "solo.db", 1, rounds)
+        engine_s, turns, gaps, sql = await run_engine(Path(tmp) / "engine.db", args.rooms, rounds)
         floor_s = await run_floor(Path(tmp) / "floor.db", turns, args.rooms)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows = [
@@ -144,6 +163,8 @@ async def main() -> None:
         ("overhead per turn, one room alone, p50", f"{statistics.median(solo_gaps) * 1000:.1f} ms"),
         ("overhead per turn p50", f"{statistics.median(gaps) * 1000:.1f} ms"),
         ("overhead per turn p99", f"{percentile(gaps, 99) * 1000:.1f} ms"),
+        ("SQL statements per turn, one room alone", f"{solo_sql / solo_turns:.1f}"),
+        ("SQL statements per turn", f"{sql / turns:.1f}"),
         ("peak RSS", f"{rss_mb:.0f} MiB"),
         ("floor: same number of raw store writes", f"{floor_s:.2f} s"),
         ("engine / floor", f"{engine_s / floor_s:.1f}x"),

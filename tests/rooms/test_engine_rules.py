@@ -11,6 +11,7 @@ from rooms.history import History
 from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Ruling, Task, Thresholds, Turn
 from rooms.pair.rounds import after_work_turn
+from rooms.protocol import Step
 from rooms.records import Change, FiringRow, VerdictRow
 from rooms.turns import RunOutcome
 
@@ -176,17 +177,8 @@ def build(case: Case) -> tuple[Task, Turn, History]:
 
 async def decide(case: Case, history: History | None = None) -> Change:
     task, turn, built = build(case)
-    return await after_work_turn(
-        task,
-        turn,
-        RunOutcome(output=case.output, got_final=True),
-        ROOM,
-        POLICY,
-        history or built,
-        case.thresholds,
-        now=NOW,
-        owner="E",
-    )
+    step = Step(task, ROOM, POLICY, history or built, case.thresholds, now=NOW, owner="E")
+    return await after_work_turn(step, turn, RunOutcome(output=case.output, got_final=True))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

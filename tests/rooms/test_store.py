@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from rooms.machine import IllegalTransition
 from rooms.model import Action, Firing, RoomRef, Ruling, Task, Turn
-from rooms.pair.states import IllegalTransition
 from rooms.records import (
     AnswerDraft,
     Change,

@@ -298,7 +298,7 @@ async def test_idle_timeout_stops_runner_and_claude_code(
     marker = f"TRIBUNAL_TEST_{uuid.uuid4().hex}"
     fake.script(system_contains(""), [slow(text("too late"), 60)])
     spec = run_spec(fake, workspace, home, env={marker: "1"}).model_copy(
-        update={"idle_timeout_s": 3.0}
+        update={"idle_timeout_s": 15.0}
     )
     events = await collect(spec, LocalBackend(kill_grace_s=2.0))
     assert events[-1].code == IDLE_TIMEOUT

@@ -105,7 +105,7 @@ async def test_idle_timeout_stops_the_runner_and_codex(
     marker = f"TRIBUNAL_TEST_{uuid.uuid4().hex}"
     fake.script(last_prompt_contains("Change"), [delayed(text("too late"), 60)])
     spec = run_spec(fake, workspace, tmp_path / "home", env={marker: "1"}).model_copy(
-        update={"idle_timeout_s": 3.0}
+        update={"idle_timeout_s": 15.0}
     )
     events = await collect(spec, LocalBackend(kill_grace_s=2.0))
     assert events[-1].code == IDLE_TIMEOUT

@@ -137,13 +137,13 @@ async def test_without_references_the_seed_is_still_stored(store: Store) -> None
     assert verdict_fields(use)["tally"]["counts"] == {}
 
 
-async def test_a_database_of_schema_2_is_upgraded(tmp_path: Path) -> None:
+async def test_a_database_of_schema_3_is_upgraded(tmp_path: Path) -> None:
     path = str(tmp_path / "old.db")
     raw = sqlite3.connect(path)
-    for step in MIGRATIONS[:2]:
+    for step in MIGRATIONS[:3]:
         for sql in step:
             raw.execute(sql)
-    raw.execute("PRAGMA user_version=2")
+    raw.execute("PRAGMA user_version=3")
     raw.commit()
     raw.close()
     upgraded = await Store.open(path)

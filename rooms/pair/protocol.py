@@ -1,0 +1,98 @@
+"""The owner/reviewer pair as a protocol (DESIGN §3, §9): the first one the driver runs.
+
+Who acts is the state table's (rooms.pair.states); how a turn starts and what it is asked are
+here; what an outcome changes is in rounds (owner and reviewer turns, the wrap-up), arbitration
+(the arbiter's ruling) and outcomes (a failed run).
+"""
+
+from __future__ import annotations
+
+from prompts import load_prompt
+from rooms.history import History
+from rooms.judge.verdicts import RULING_SCHEMA
+from rooms.machine import StateTable
+from rooms.model import GroupPolicy, Turn
+from rooms.pair import states
+from rooms.pair.arbitration import after_arbiter_turn
+from rooms.pair.outcomes import failure_change
+from rooms.pair.prompting import build_prompt
+from rooms.pair.rounds import after_finalize, after_work_turn
+from rooms.protocol import Step, TurnStart, decided
+from rooms.records import Change
+from rooms.turns import RunOutcome, build_spec
+from rooms.workspace import tree_hash
+from runners.protocol import RunSpec
+
+
+class PairProtocol:
+    name = states.PROTOCOL
+    table: StateTable = states.TABLE
+    command: str | None = None  # the default kind of task: any mention that is not a command
+
+    def opened_text(self, user: str) -> str:
+        return (
+            f"📋 Task opened by {user}. The owner starts working; "
+            "mention me with `status` to see where it is or `stop` to stop it."
+        )
+
+    def label(self, status: str) -> str:
+        return states.LABELS.get(status, status)
+
+    async def begin(self, step: Step) -> TurnStart:
+        role = self.table.actor(step.task.status)
+        assert role is not None  # the driver begins turns only where someone acts
+        tree_before = (
+            await _approved_tree(step.history, step.policy)
+            if step.task.status == states.FINALIZE
+            else None
+        )
+        return TurnStart(role, step.history.session_for(role), tree_before)
+
+    async def spec(self, step: Step, turn: Turn) -> RunSpec:
+        task, policy, history = step.task, step.policy, step.history
+        cause = history.last_acted_firing()
+        prompt = build_prompt(
+            task,
+            task.status,
+            turn.role,
+            history,
+            policy,
+            reason=cause.firing.reason if cause else "",
+        )
+        budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
+        return build_spec(
+            task,
+            turn,
+            policy,
+            prompt=prompt,
+            system_prompt=load_prompt(turn.role, policy.prompt_overrides),
+            resume=turn.resumed_from,
+            output_schema=RULING_SCHEMA if turn.role == states.ARBITER else None,
+            budget_left_usd=budget_left,
+        )
+
+    async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
+        if run.failed:
+            change = failure_change(step, turn, run)
+        elif step.task.status == states.ARBITRATION:
+            change = await after_arbiter_turn(step, turn, run)
+        elif step.task.status == states.FINALIZE:
+            change = await after_finalize(step, turn, run)
+        else:
+            change = await after_work_turn(step, turn, run)
+        return decided(self.table, step.task, change)
+
+
+async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
+    """The workspace the reviewer approved: the wrap-up is compared with it, not with the
+    workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
+    still send the work back to review."""
+    for turn in reversed(history.done):
+        if turn.role == states.REVIEWER and turn.marker == "APPROVED":
+            if turn.tree is not None:
+                return turn.tree
+            break
+    return await tree_hash(policy.workspace)
+
+
+PAIR = PairProtocol()
