@@ -100,6 +100,8 @@ async def step(
         now=ctx.now(),
         owner=ctx.engine_id,
         data_dir=ctx.data_dir,
+        references=ctx.references.for_group(policy.name),
+        panels=ctx.store,
     )
     start = await protocol.begin(before)
     turn = await ctx.store.begin_turn(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rooms.judge.markers import OWNER_MARKERS, REVIEWER_MARKERS
@@ -47,10 +48,12 @@ class Seating:
 
 
 def seat(seed: int) -> Seating:
-    return Seating(seed, "owner" if random.Random(seed).random() < 0.5 else "reviewer")
+    # Its own stream, not the one that shuffles the references (rooms/references/panel.py).
+    first = "owner" if random.Random(f"seat:{seed}").random() < 0.5 else "reviewer"
+    return Seating(seed, first)
 
 
-def mask_roles(text: str, letter: dict[str, str]) -> str:
+def mask_roles(text: str, letter: Mapping[str, str]) -> str:
     """Role names in a side's text replaced by the position letters ("the reviewer's point" →
     "Position B's point")."""
 
@@ -63,7 +66,8 @@ def mask_roles(text: str, letter: dict[str, str]) -> str:
     return _ROLE_WORDS.sub(sub, text)
 
 
-def _without_marker(text: str, role: str) -> str:
+def without_marker(text: str, role: str) -> str:
+    """A side's text without its marker line (which would name its role)."""
     lines = text.strip().splitlines()
     markers = OWNER_MARKERS if role == "owner" else REVIEWER_MARKERS
     if lines and any(lines[0].strip().strip("*#:` ").upper().startswith(m) for m in markers):
@@ -92,7 +96,7 @@ def positions_section(
         f"side's latest turn, cut to the same {budget} characters, with the sides' names masked.",
     ]
     for role in order:
-        said = _without_marker(texts[role], role) or "(nothing said)"
+        said = without_marker(texts[role], role) or "(nothing said)"
         lines += [
             "",
             f"### Position {letter[role]}",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -317,6 +318,7 @@ def decision_record(
     reason: str,
     turns_quoted: list[str],
     models: dict[str, str],
+    extra: Sequence[str] = (),
 ) -> str:
     """The Markdown decision record of one arbitration (DESIGN §2)."""
     out: list[str] = [f"# Decision record: {ruling.verdict}", ""]
@@ -345,6 +347,10 @@ def decision_record(
     cited = [f"- {r}" for r in ruling.references_cited] or ["none"]
     out += ["## References cited", "", *cited, ""]
     out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
+    if ruling.override_reason:
+        out += ["## Why it overrules the references", "", ruling.override_reason, ""]
+    for section in extra:  # reference opinions, fair input (rooms/pair/review.py)
+        out += [section.strip(), ""]
     out += ["## Models", ""]
     out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]
     return "\n".join(out).rstrip() + "\n"

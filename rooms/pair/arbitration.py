@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from dataclasses import replace
 
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.review import review
 from rooms.protocol import Step
 from rooms.records import Change, VerdictDraft
 from rooms.turns import RunOutcome
@@ -31,21 +33,39 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     ruling = parse_ruling(run.output, run.structured)
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
+    marker = ruling.verdict if ruling.readable else None
+    # Reference opinions and the swap check (rooms/pair/review.py) may ask the arbiter again.
+    checked = await review(step, turn.id, ruling, cause.firing.reason if cause else "")
+    if checked.ruling is None:
+        end = replace(turn_end(turn, run, now, marker=marker), error=checked.note)
+        note = f"↩ The ruling is not applied yet, the arbiter is asked again: {checked.note}"
+        return Change(
+            task.id,
+            now,
+            expect_version=task.version,
+            expect_lease=owner,
+            turn=end,
+            outbox=[post(room, turn, note, persona="tribunal")],
+        )
+    ruling = checked.ruling
     record_path, record_error = await _write_record(
-        task, turn, ruling, reason, history, policy, data_dir
+        task, turn, ruling, reason, history, policy, data_dir, checked.record
     )
+    text = "\n".join([render(ruling, record_path, record_error), *checked.room])
     change = Change(
         task.id,
         now,
         expect_version=task.version,
         expect_lease=owner,
-        turn=turn_end(turn, run, now, marker=ruling.verdict if ruling.readable else None),
-        verdict=VerdictDraft(turn.id, ruling, record_path, cause.id if cause else None),
+        turn=turn_end(turn, run, now, marker=marker),
+        verdict=VerdictDraft(
+            turn.id, ruling, record_path, cause.id if cause else None, **checked.verdict_fields
+        ),
         event=ruling.verdict,
         rounds="reset",
         count_arbitration=True,
         failures="reset",
-        outbox=[post(room, turn, render(ruling, record_path, record_error))],
+        outbox=[post(room, turn, text)],
     )
     if ruling.verdict == "ESCALATE":
         change.escalation = ask(
@@ -89,6 +109,7 @@ async def _write_record(
     history: History,
     policy: GroupPolicy,
     data_dir: str | None,
+    extra: list[str],
 ) -> tuple[str | None, str | None]:
     if data_dir is None:
         return None, None
@@ -106,7 +127,7 @@ async def _write_record(
         )
     }
     text = decision_record(
-        ruling, task_text=task.text, reason=reason, turns_quoted=quoted, models=models
+        ruling, task_text=task.text, reason=reason, turns_quoted=quoted, models=models, extra=extra
     )
     # Named by task and turn, so writing it again after a crash replaces the same file.
     path = os.path.join(data_dir, "decisions", f"task-{task.id}-turn-{turn.seq}.md")

@@ -8,6 +8,8 @@ RESET gets the ruling's conditions or new direction at the top, since that is wh
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from rooms.history import History
 from rooms.model import GroupPolicy, Task, Turn
 from rooms.pair.states import FINALIZE
@@ -43,8 +45,20 @@ def _bounded(text: str, limit: int, what: str) -> str:
 
 
 def build_prompt(
-    task: Task, phase: str, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
+    task: Task,
+    phase: str,
+    role: str,
+    history: History,
+    policy: GroupPolicy,
+    *,
+    reason: str = "",
+    extra: Sequence[str] = (),
+    seats: Mapping[str, str] | None = None,
 ) -> str:
+    """`extra`: sections placed before "## Your turn" (the arbiter's positions and reference
+    opinions). `seats`: role → position letter; the recent turns of those roles are then quoted
+    under their letters, their markers left out and their role names masked (fair input,
+    rooms/judge/positions)."""
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
     if role == "owner":
@@ -54,7 +68,8 @@ def build_prompt(
     parts += _messages(history)
     if role != "arbiter":
         parts += _rulings(history)
-    parts += _recent_turns(history, policy.recent_turns)
+    parts += _recent_turns(history, policy.recent_turns, seats)
+    parts += list(extra)
     parts += _your_turn(phase, role)
     return "\n\n".join(p for p in parts if p)
 
@@ -117,15 +132,23 @@ def _rulings(history: History) -> list[str]:
     return ["## Rulings so far", _prior_rulings(history.verdicts)]
 
 
-def _recent_turns(history: History, count: int) -> list[str]:
+def _recent_turns(history: History, count: int, seats: Mapping[str, str] | None) -> list[str]:
     recent = [t for t in history.done][-count:] if count > 0 else []
     if not recent:
         return []
-    return ["## Recent turns (oldest first)"] + [_quote(t) for t in recent]
+    return ["## Recent turns (oldest first)"] + [_quote(t, seats) for t in recent]
 
 
-def _quote(turn: Turn) -> str:
+def _quote(turn: Turn, seats: Mapping[str, str] | None = None) -> str:
     output = _bounded(turn.output.strip(), _OUTPUT_LIMIT, "this output")
+    if seats:
+        # Here, not at the top: rooms.judge.positions quotes with this module's `quoted`.
+        from rooms.judge.positions import mask_roles, without_marker
+
+        if turn.role in seats:
+            masked = mask_roles(without_marker(output, turn.role), seats)
+            return f"### Turn {turn.seq}: Position {seats[turn.role]}\n{quoted(masked)}"
+        output = mask_roles(output, seats)  # other turns (earlier rulings) name the sides too
     marker = f" — {turn.marker}" if turn.marker else ""
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 

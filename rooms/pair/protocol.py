@@ -13,6 +13,7 @@ from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
 from rooms.pair import states
+from rooms.pair.arbiter_prompt import arbiter_prompt
 from rooms.pair.arbitration import after_arbiter_turn
 from rooms.pair.outcomes import failure_change
 from rooms.pair.prompting import build_prompt
@@ -51,14 +52,11 @@ class PairProtocol:
     async def spec(self, step: Step, turn: Turn) -> RunSpec:
         task, policy, history = step.task, step.policy, step.history
         cause = history.last_acted_firing()
-        prompt = build_prompt(
-            task,
-            task.status,
-            turn.role,
-            history,
-            policy,
-            reason=cause.firing.reason if cause else "",
-        )
+        reason = cause.firing.reason if cause else ""
+        if turn.role == states.ARBITER:  # fair input and reference opinions
+            prompt = await arbiter_prompt(step, turn.id, reason)
+        else:
+            prompt = build_prompt(task, task.status, turn.role, history, policy, reason=reason)
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
         return build_spec(
             task,

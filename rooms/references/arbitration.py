@@ -9,7 +9,7 @@ and shows it in the room (`room_lines`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -55,18 +55,19 @@ async def panel_for(
     task_id: int,
     turn_id: int,
     history: History,
-    context: str,
+    context: Callable[[int], str],
     deadline_s: float,
     now: float,
 ) -> PanelUse:
     """This arbitration's panel: the pending one when it is still this arbitration's (no owner
-    or reviewer turn has finished since it was asked), else a new fan-out, stored."""
+    or reviewer turn has finished since it was asked), else a new fan-out, stored.
+    `context(seed)`: what the references read (the arbiter's context, seated by the seed)."""
     pending = await store.pending_panel(task_id)
     if pending is not None and _current(pending[1], history):
         return PanelUse(pending[0], pending[2])
     seed = new_seed()
     if references:
-        prompt = reference_prompt(load_prompt("reference"), context)
+        prompt = reference_prompt(load_prompt("reference"), context(seed))
         panel = await consult(references, prompt, seed=seed, deadline_s=deadline_s)
     else:
         panel = Panel(seed)

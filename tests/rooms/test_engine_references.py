@@ -203,7 +203,7 @@ def first_position_judge(spec: RunSpec) -> Reply | None:
 
 async def _stuck_pair(tmp_path: Path, task: str, **script: list[str]) -> Any:
     policy = replace(
-        POLICY, swap_check=True, thresholds=Thresholds(repeated_findings_rounds=2, round_cap=20)
+        POLICY, swap_check=True, thresholds=Thresholds(repeated_findings_rounds=1, round_cap=20)
     )
     runner = ScriptedRunner(
         {

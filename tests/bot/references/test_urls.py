@@ -84,4 +84,5 @@ def test_every_literal_address_is_judged_by_what_it_is(address: object) -> None:
     ip = ipaddress.ip_address(str(address))
     mapped = getattr(ip, "ipv4_mapped", None) or ip
     host = f"[{ip}]" if ip.version == 6 else str(ip)
-    assert (private_host(host) is None) == mapped.is_global
+    # Multicast is refused too, though Python counts some of it as global.
+    assert (private_host(host) is None) == (mapped.is_global and not mapped.is_multicast)

@@ -47,7 +47,7 @@ async def test_one_panel_per_arbitration(store: Store) -> None:  # noqa: F811
             task_id=task.id,
             turn_id=arbiter,
             history=await load(store, task.id),
-            context="the context",
+            context=lambda seed: "the context",
             deadline_s=5,
             now=NOW,
         )
@@ -96,7 +96,7 @@ async def test_a_panel_left_by_an_earlier_arbitration_is_not_reused(store: Store
     assert await store.claim(task.id, ENGINE, NOW, 30)
     refs = panel_of(FakeReference("a", "m"))
     first = await _turn(store, task.id, "arbiter")  # its run failed: no verdict
-    kwargs: dict[str, Any] = {"context": "c", "deadline_s": 5, "now": NOW}
+    kwargs: dict[str, Any] = {"context": lambda seed: "c", "deadline_s": 5, "now": NOW}
     use = await panel_for(
         store,
         refs,
@@ -128,7 +128,7 @@ async def test_without_references_the_seed_is_still_stored(store: Store) -> None
         task_id=task.id,
         turn_id=turn,
         history=await load(store, task.id),
-        context="c",
+        context=lambda seed: "c",
         deadline_s=5,
         now=NOW,
     )

@@ -1,0 +1,99 @@
+"""What the arbitration does with a readable ruling before it is applied (DESIGN §5): checked
+against the reference opinions (a label that was not shown, a unanimous panel overruled without
+a reason: sent back once, then applied without what it got wrong), and, with the swap check, read
+a second time with the positions swapped (a PROCEED/REVISE stands only when both readings agree;
+otherwise the tie rule of rooms/judge/positions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rooms.judge.positions import irreversible, seat, swap_rule
+from rooms.judge.verdicts import parse_ruling
+from rooms.model import Ruling
+from rooms.pair import fairness
+from rooms.pair.arbiter_prompt import current_panel
+from rooms.protocol import Step
+from rooms.references.arbitration import room_lines, verdict_fields
+from rooms.references.checks import check_references, cited_labels, overrules
+from rooms.references.panel import Panel
+from rooms.references.render import record_section
+
+NO_REASON = "(none given, though the ruling was sent back once for it)"
+WINNERS = ("PROCEED", "REVISE")
+
+
+@dataclass(frozen=True)
+class Review:
+    """Apply `ruling` (with the verdict's extra fields, the room's lines and the record's
+    sections), or, when `ruling` is None, end the turn with `note` and ask the arbiter again."""
+
+    ruling: Ruling | None
+    note: str | None = None
+    verdict_fields: dict[str, Any] = field(default_factory=dict)
+    room: list[str] = field(default_factory=list)
+    record: list[str] = field(default_factory=list)
+
+
+async def review(step: Step, turn_id: int, ruling: Ruling, reason: str) -> Review:
+    history = step.history
+    use = await current_panel(step, turn_id, reason)
+    panel = use.panel
+    problem = check_references(ruling, panel)
+    if problem is not None:
+        if fairness.sent_back_before(history) is None:
+            return Review(None, note=fairness.SENT_BACK + problem)
+        ruling = _without_faults(ruling, panel)
+    seed = use.seed if use.seed is not None else 0
+    swap_note = None
+    if step.policy.swap_check and ruling.readable and ruling.verdict in WINNERS:
+        first = fairness.first_reading(history)
+        if first is None:
+            return Review(None, note=fairness.FIRST_READING)
+        earlier = parse_ruling(first.output, None)
+        ruling, swap_note = swap_rule(
+            earlier, ruling, irreversible_change=irreversible(_what_changes(step))
+        )
+    record_fairness = {
+        "seed": seed,
+        "first": seat(seed).first,  # who sat as Position A in the first reading
+        "swap": swap_note,
+        "models": fairness.model_note(step.policy),
+    }
+    return Review(
+        ruling,
+        verdict_fields={**verdict_fields(use), "fairness": record_fairness},
+        room=room_lines(ruling, use),
+        record=[record_section(ruling, panel), _fairness_section(record_fairness, swap_note)],
+    )
+
+
+def _without_faults(ruling: Ruling, panel: Panel | None) -> Ruling:
+    """The ruling, sent back once already, without what it still gets wrong."""
+    shown = set(panel.labels) if panel is not None else set()
+    cited = [
+        c for c in ruling.references_cited if (labels := cited_labels(c)) and set(labels) <= shown
+    ]
+    update: dict[str, Any] = {"references_cited": cited}
+    if overrules(ruling, panel) and not ruling.override_reason.strip():
+        update["override_reason"] = NO_REASON
+    return ruling.model_copy(update=update)
+
+
+def _what_changes(step: Step) -> str:
+    words = [fairness.latest_words(step.history, role) for role in fairness.WORK_ROLES]
+    return "\n".join([step.task.text, *words])
+
+
+def _fairness_section(data: dict[str, Any], swap_note: str | None) -> str:
+    lines = [
+        "## Fair input",
+        "",
+        f"Position A was the {data['first']}'s (seat drawn from seed {data['seed']}); the sides' "
+        "names were masked and each cut to the same length.",
+    ]
+    if swap_note:
+        lines.append(f"{swap_note}.")
+    lines.append(f"Models: {data['models']}.")
+    return "\n".join(lines)
