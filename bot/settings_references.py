@@ -31,6 +31,7 @@ from rooms.references.port import REFERENCE_APIS
 ReferenceAPI = Literal["anthropic", "openai-chat", "openai-responses"]
 assert set(REFERENCE_APIS) == set(ReferenceAPI.__args__)  # type: ignore[attr-defined]
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NOT_MODEL_KEYS = ("SLACK_", "DISCORD_", "TRIBUNAL_", "DOCKER_")
 _REFERENCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -64,4 +65,7 @@ class ReferenceSettings(BaseModel):
                 f"the name of an environment variable, not the key itself (got {len(value)} "
                 "characters that are not a variable name)"
             )
+        if value.upper().startswith(_NOT_MODEL_KEYS):
+            # The key is sent to the reference's base URL: never a chat platform's token.
+            raise ValueError(f"{value} is not a model API key: use a variable of its own")
         return value

@@ -101,6 +101,12 @@ class GroupBase(_Section):
     timeouts: TimeoutSettings = TimeoutSettings()
     prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
     recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+    # Context that does not grow (rooms/pair/sessions): how long an owner/reviewer session is
+    # resumed (turns; characters of turn outputs it has read), and the characters of turns
+    # quoted in full in a fresh prompt (older ones get one line each).
+    session_turns: int = Field(3, ge=1)
+    session_chars: int = Field(3000, ge=0)
+    recent_chars: int = Field(4000, ge=500)
     # Reference opinions (bot/settings_references.py): asked before each ruling.
     references: list[ReferenceSettings] = Field(default_factory=list)
     reference_deadline_s: float = Field(90.0, gt=0, le=900)  # the whole fan-out

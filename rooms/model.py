@@ -142,6 +142,12 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     recent_turns: int = 6  # turn outputs quoted in each prompt
+    # Context that does not grow (rooms/pair/sessions): a session is resumed for at most this
+    # many turns and while the outputs it has read stay within session_chars; a fresh prompt
+    # quotes the newest turns in full within recent_chars, the older ones one line each.
+    session_turns: int = 3
+    session_chars: int = 3000
+    recent_chars: int = 4000
     # Reference opinions (rooms/references): the whole fan-out's deadline. The references
     # themselves come from the engine's ReferencePool, by group name.
     reference_deadline_s: float = 90.0

@@ -18,6 +18,7 @@ from rooms.pair.arbitration import after_arbiter_turn
 from rooms.pair.outcomes import failure_change
 from rooms.pair.prompting import build_prompt
 from rooms.pair.rounds import after_finalize, after_work_turn
+from rooms.pair.sessions import resume_for, resumed_since
 from rooms.protocol import Step, TurnStart, decided
 from rooms.records import Change
 from rooms.turns import RunOutcome, build_spec
@@ -47,7 +48,9 @@ class PairProtocol:
             if step.task.status == states.FINALIZE
             else None
         )
-        return TurnStart(role, step.history.session_for(role), tree_before)
+        policy = step.policy
+        resume = resume_for(step.history, role, policy.session_turns, policy.session_chars)
+        return TurnStart(role, resume, tree_before)
 
     async def spec(self, step: Step, turn: Turn) -> RunSpec:
         task, policy, history = step.task, step.policy, step.history
@@ -56,7 +59,10 @@ class PairProtocol:
         if turn.role == states.ARBITER:  # fair input and reference opinions
             prompt = await arbiter_prompt(step, turn.id, reason)
         else:
-            prompt = build_prompt(task, task.status, turn.role, history, policy, reason=reason)
+            since = resumed_since(history, turn.role, turn.resumed_from)
+            prompt = build_prompt(
+                task, task.status, turn.role, history, policy, reason=reason, since=since
+            )
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
         return build_spec(
             task,

@@ -147,3 +147,12 @@ def test_doctor_lists_the_references_and_their_missing_keys(
     run_doctor(None, out=out, env_file=None)
     lines = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
     assert lines["references"] == "ok (core/one (anthropic, https://api.example.com))"
+
+
+@pytest.mark.parametrize("variable", ["SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN", "tribunal_db"])
+def test_a_platform_token_can_never_be_a_reference_key(variable: str) -> None:
+    Path("tribunal.toml").write_text(
+        GROUP + reference("r", "https://api.example.com").replace('"REF_KEY"', f'"{variable}"')
+    )
+    with pytest.raises(SettingsError, match="is not a model API key"):
+        load_settings(env_file=None)
