@@ -2,22 +2,25 @@
 made one after the other, in the same run, through the real SDKs against the fake APIs on
 loopback (anthropic Messages, openai Chat Completions, openai Responses in turn).
 
-    .venv/bin/python -m tests.bench.bench_references [--refs 3] [--delay 0.2] [--rounds 5]
+    .venv/bin/python -m tests.bench.bench_references [--refs 3] [--delay 0.2] [--rounds 10]
 
 Each fake answers after `delay` × (1, 1.5, 2, …) seconds, so the slowest call is known. The
 clients are warmed first (a running bot's clients are: the first call of each pays for its TLS
 context and the SDK's lazy model building). Printed per round: the sum of the sequential calls,
 the slowest single call, the fan-out's wall time, and its overhead over the slowest call; then
-the medians and the ratio sum / fan-out. Goal: fan-out = slowest + < 50 ms.
+the medians and the ratio sum / fan-out. Goal: fan-out = slowest + < 50 ms. The fakes run in
+a process of their own, so their threads do not take the measured loop's interpreter lock.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import statistics
 import time
 from contextlib import ExitStack
+from multiprocessing.connection import Connection
 from typing import Any
 
 from bot.references.clients import SDKReference, make_reference
@@ -64,15 +67,36 @@ async def _round(refs: list[SDKReference], seed: int) -> tuple[float, float, flo
     return sum(sequential), max(sequential), panel.wall_s
 
 
-async def main(n: int, delay: float, rounds: int) -> None:
+def _serve(conn: Connection, n: int, delay: float) -> None:
+    """The fakes, in a process of their own: their threads do not compete with the event loop
+    being measured for this process's interpreter lock."""
     with ExitStack() as stack:
-        refs: list[SDKReference] = []
+        urls = []
         for i in range(n):
-            api = APIS[i % len(APIS)]
-            fake, url = _fake(api, delay * (1 + 0.5 * i))
+            fake, url = _fake(APIS[i % len(APIS)], delay * (1 + 0.5 * i))
             stack.callback(fake.stop)
+            urls.append(url)
+        conn.send(urls)
+        conn.recv()  # until the benchmark is done
+
+
+async def main(n: int, delay: float, rounds: int) -> None:
+    ours, theirs = multiprocessing.get_context("spawn").Pipe()
+    server = multiprocessing.get_context("spawn").Process(target=_serve, args=(theirs, n, delay))
+    server.start()
+    with ExitStack() as stack:
+        stack.callback(server.join, 10)
+        stack.callback(ours.send, "stop")
+        urls = ours.recv()
+        refs: list[SDKReference] = []
+        for i, url in enumerate(urls):
             settings = ReferenceSettings(
-                name=f"ref{i}", api=api, base_url=url, model=f"m{i}", key_env="K", max_retries=0
+                name=f"ref{i}",
+                api=APIS[i % len(APIS)],
+                base_url=url,
+                model=f"m{i}",
+                key_env="K",
+                max_retries=0,
             )
             refs.append(make_reference(settings, {"K": "bench"}))
         await consult(refs, "warm-up", seed=0, deadline_s=60)
@@ -99,6 +123,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refs", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.2)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     asyncio.run(main(args.refs, args.delay, args.rounds))

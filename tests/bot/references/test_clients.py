@@ -83,12 +83,14 @@ async def test_one_times_out_one_fails_the_ruling_gets_the_third(
             responses_api.delayed(responses_api.text("VERDICT: PROCEED"), 10),
         ],
     )
-    timeouts = {"a": 30.0, "c": 30.0, "r": 2.0}
-    refs = [make_reference(s, ENV) for s in three(m, c, r, timeouts=timeouts)]
+    refs = [make_reference(s, ENV) for s in three(m, c, r)]
     try:
         # Warm clients, as in a running bot: a first call pays for the TLS context and the
         # SDK's lazy model building (seconds on a busy host), which is not what is tested here.
-        await consult(refs, "warm-up", seed=4, deadline_s=60)
+        warm_up = await consult(refs, "warm-up", seed=4, deadline_s=60)
+        assert len(warm_up.answered) == 3
+        responses = refs[2]
+        responses.settings = responses.settings.model_copy(update={"timeout_s": 2.0})
         panel = await consult(refs, "the arbiter's context", seed=4, deadline_s=20)
     finally:
         for ref in refs:
