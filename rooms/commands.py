@@ -4,7 +4,8 @@ Dropped: bot messages (only humans open tasks, so bots cannot loop each other), 
 group, and event ids seen before (the event is recorded in the same transaction as its effect).
 A mention in a room without an open task opens one. Commands are the first word after the
 mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
-no open question and more text, the message is treated as ordinary text). Anything else in a
+no open question and more text, the message is treated as ordinary text), `arbitrate [now]
+[what to look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a
 room with an open task is a human message for the next prompt; while the task waits for a
 person, an approver's message is the answer and anyone else gets a clear refusal.
 """
@@ -16,22 +17,26 @@ import uuid
 from collections.abc import Callable
 
 from rooms.context import Ctx
+from rooms.decisions import complete_records
 from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
 from rooms.machine import STOP, WAITING_HUMAN
-from rooms.model import GroupPolicy, Inbound, Task
+from rooms.model import GroupPolicy, Inbound, Summon, Task
 from rooms.protocol import Protocol
 from rooms.protocols import DEFAULT, by_command, protocol_for
-from rooms.records import Change, MessageDraft, OutboxDraft
+from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.status import status_text
+from rooms.summons import acknowledgement, not_summonable
 
-COMMANDS = ("stop", "status", "approve", "reject", "help")
+COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
 HELP = (
     "Mention me with a task to start one. In a room with a task: `stop` closes it, `status` "
-    "shows where it is, `approve` / `reject` answer an open question; anything else you write "
-    "reaches the agents' next turn."
+    "shows where it is, `approve` / `reject` answer an open question, `arbitrate [what to look "
+    "at]` calls the arbiter once the running turn ends (`arbitrate now` stops that turn); "
+    "anything else you write reaches the agents' next turn."
 )
+_NOW = "now"
 
 Cancel = Callable[[int, str], None]
 
@@ -47,6 +52,14 @@ def parse(text: str) -> tuple[str | None, str, str]:
     if word in COMMANDS:
         return word, after.strip(), rest
     return None, "", rest
+
+
+def arbitrate_args(after: str) -> tuple[bool, str]:
+    """(`now` given, the note): `arbitrate now: look at the migration` → (True, "look at …")."""
+    first, _, rest = after.partition(" ")
+    if first.rstrip(".,:;!?—-").lower() == _NOW and first.lower().startswith(_NOW):
+        return True, rest.strip().lstrip(":—-").strip()
+    return False, after.strip()
 
 
 async def handle(ctx: Ctx, inbound: Inbound, cancel: Cancel) -> None:
@@ -89,6 +102,8 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         return await _reply(ctx, inbound, policy, HELP)
     if command == "status":
         return await _reply(ctx, inbound, policy, await status_text(ctx, room))
+    if command == "arbitrate":
+        return await _arbitrate(ctx, inbound, policy, task, escalation, after)
     if command == "stop":
         if task is None:
             return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
@@ -180,6 +195,40 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind
     return True
 
 
+async def _arbitrate(
+    ctx: Ctx,
+    inbound: Inbound,
+    policy: GroupPolicy,
+    task: Task | None,
+    escalation: Escalation | None,
+    after: str,
+) -> bool:
+    why = not_summonable(task, protocol_for(task.protocol) if task else None, escalation)
+    if why is not None:
+        return await _reply(ctx, inbound, policy, why)
+    assert task is not None
+    now, note = arbitrate_args(after)
+    summon = Summon(by=inbound.user, note=note, now=now, at=ctx.now())
+    running = any(t.status == "running" for t in await ctx.store.turns(task.id))
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"summon:{uuid.uuid4().hex}"
+    text = acknowledgement(task, policy, by=inbound.user, now=now, running=running)
+    stored = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            event_id=inbound.event_id or None,
+            summon=summon,
+            outbox=[OutboxDraft(key, inbound.room, text, in_reply_to=inbound.event_id or None)],
+        )
+    )
+    if stored is None:
+        return False  # it moved, or someone else's summon won: re-read and say so
+    if now:
+        ctx.interrupt_turn(task.id, f"stopped by {inbound.user}: arbitrate now")
+    ctx.spawn(task.id)  # a turn running elsewhere ends first; the driver then takes the summon
+    return True
+
+
 async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
     reason = f"stopped by {inbound.user}"
     closed = await ctx.store.apply(
@@ -198,6 +247,7 @@ async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
     )
     if closed is None:
         return False
+    await complete_records(ctx, task.id)
     cancel(task.id, reason)  # a turn running here stops now; elsewhere its lease renewal fails
     return True
 

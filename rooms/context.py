@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,18 @@ class Ctx:
     spawn: Callable[[int], None] = lambda task_id: None
     # Why a task's driver was cancelled (shown on the interrupted turn), by task id.
     stop_reasons: dict[int, str] = field(default_factory=dict)
+    # Set while a turn of the task runs in this process (rooms.turns.run_turn): setting it stops
+    # that turn, which is recorded as interrupted while its driver goes on (`arbitrate now`).
+    turn_interrupts: dict[int, asyncio.Event] = field(default_factory=dict)
+
+    def interrupt_turn(self, task_id: int, reason: str) -> bool:
+        """Stop the task's running turn here, if any, without stopping its driver."""
+        event = self.turn_interrupts.get(task_id)
+        if event is None:
+            return False
+        self.stop_reasons[task_id] = reason
+        event.set()
+        return True
 
     def now(self) -> float:
         """Business time: timestamps, the wall-time ceiling (a test may move it)."""

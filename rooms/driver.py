@@ -5,6 +5,9 @@ One step = read the task, its room and its history once (a `Step`) → the task'
 the next turn begins → the turn is recorded as running → the protocol's run spec → one run → the
 human messages read again (people may write while an agent works) → the protocol's `Change` (the
 turn's output, usage, firing, verdict, posts and the transition together) → applied atomically.
+A person's pending `arbitrate` is taken between turns, by a protocol that has a judge to call
+(rooms.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
+Decision records are completed after each change that ends or moves a ruling's cycle on.
 Lost races never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's
 output on the turn (marked interrupted) and re-reads the task. On taking over a task, turns left
 running by a dead engine are marked interrupted and run again.
@@ -14,14 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from rooms.context import Ctx
+from rooms.decisions import complete_records
 from rooms.history import load
+from rooms.machine import CLOSED, WAITING_HUMAN
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.outputs import post
 from rooms.protocol import Protocol, Step
 from rooms.protocols import protocol_for
 from rooms.records import Change
+from rooms.summons import Summonable, accepts
 from rooms.turns import RunOutcome, effective_thresholds, run_turn
 
 log = logging.getLogger(__name__)
@@ -59,6 +66,9 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
                 return
+            if task.summon is not None and accepts(protocol, task.status):
+                await _summon(ctx, protocol, task, room, policy)
+                continue
             await step(ctx, protocol, task, room, policy)
     finally:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
@@ -88,10 +98,8 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ctx.wake_outbox()
 
 
-async def step(
-    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
-) -> None:
-    before = Step(
+async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Step:
+    return Step(
         task=task,
         room=room,
         policy=policy,
@@ -103,6 +111,22 @@ async def step(
         references=ctx.references.for_group(policy.name),
         panels=ctx.store,
     )
+
+
+async def _summon(
+    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
+) -> None:
+    assert isinstance(protocol, Summonable)
+    change = await protocol.summon(await _read(ctx, task, room, policy))
+    if await ctx.store.apply(change) is not None:
+        await complete_records(ctx, task.id)  # past the cap, the last ruling's cycle goes on
+    ctx.wake_outbox()
+
+
+async def step(
+    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
+) -> None:
+    before = await _read(ctx, task, room, policy)
     start = await protocol.begin(before)
     turn = await ctx.store.begin_turn(
         task,
@@ -126,11 +150,21 @@ async def step(
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
+        if run.interrupted:  # `arbitrate now`: the driver goes on to the summon
+            await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
+            return
         # Read the human messages again: people may have written while the turn ran.
         messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
-        change = await protocol.decide(before.after(turn, messages, ctx.now()), turn, run)
-        if await ctx.store.apply(change) is None:
+        after = before.after(turn, messages, ctx.now())
+        fresh = await ctx.store.task(task.id)  # a person may have called the arbiter meanwhile
+        if fresh is not None and fresh.summon != task.summon:
+            after = replace(after, task=task.model_copy(update={"summon": fresh.summon}))
+        change = await protocol.decide(after, turn, run)
+        applied = await ctx.store.apply(change)
+        if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
+        elif change.verdict is not None or applied.status in (CLOSED, WAITING_HUMAN):
+            await complete_records(ctx, task.id)  # a ruling's cycle ended or moved on
         ctx.wake_outbox()
     except asyncio.CancelledError:
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rooms.context import Ctx
+from rooms.decisions import complete_records
 from rooms.machine import ANSWER, APPROVE, REJECT
 from rooms.model import Action, GroupPolicy, RoomRef, Task
 from rooms.records import (
@@ -106,7 +107,7 @@ async def answer(
     else:
         event, said = ANSWER, text
         reply = f"{user} answered; the owner continues with task #{task.id}."
-    return await ctx.store.apply(
+    applied = await ctx.store.apply(
         Change(
             task.id,
             ctx.now(),
@@ -120,6 +121,9 @@ async def answer(
             outbox=[OutboxDraft(f"answer:{escalation.id}", room, reply)],
         )
     )
+    if applied is not None:
+        await complete_records(ctx, task.id)  # the answer: who, what, when
+    return applied
 
 
 def stale_reply(escalation_id: str) -> str:

@@ -21,6 +21,9 @@ ANSWER = "answer"
 APPROVE = "approve"
 REJECT = "reject"
 HUMAN_EVENTS = (ANSWER, APPROVE, REJECT, STOP)
+# A person's `arbitrate` (rooms.summons): a protocol whose table has this event from a status
+# lets people call its judge there; the store keeps the request only where the table allows it.
+SUMMONED = "summoned"
 
 
 class IllegalTransition(ValueError):

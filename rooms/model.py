@@ -164,6 +164,16 @@ class Record(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class Summon(Record):
+    """A person's call for the arbiter (`arbitrate [now] [note]`), pending on the task until the
+    driver acts on it: after the running turn (or at once with `now`, which stops that turn)."""
+
+    by: str
+    note: str = ""
+    now: bool = False
+    at: float
+
+
 class Task(Record):
     id: int
     room: str  # RoomRef.key
@@ -182,6 +192,7 @@ class Task(Record):
     failures: int = 0  # consecutive failed runs
     grants: int = 0  # ceilings people raised once more
     opened_by: str = ""
+    summon: Summon | None = None  # a pending `arbitrate` request, if any
 
 
 class Turn(Record):

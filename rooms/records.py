@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rooms.model import Action, Card, Firing, RoomRef, Ruling
+from rooms.model import Action, Card, Firing, RoomRef, Ruling, Summon
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,7 @@ class Escalation:
     answer: str | None
     answered_by: str | None
     created_at: float
+    answered_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -204,3 +205,7 @@ class Change:
     count_arbitration: bool = False
     failures: Literal["reset", "inc"] | None = None
     grant: bool = False  # an approver raised the ceilings once more
+    # A person's `arbitrate` request, stored without a version bump (the running turn goes on);
+    # lost (None from apply) when one is pending already.
+    summon: Summon | None = None
+    take_summon: bool = False  # the pending summon is acted on here (e.g. past the cap)

@@ -30,6 +30,9 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     running = [t for t in await store.turns(task.id) if t.status == "running"]
     if running:
         lines.append(f"Now: the {running[-1].role} is working on turn {running[-1].seq}.")
+    if task.summon is not None:
+        when = "at once" if task.summon.now else "when the running turn ends"
+        lines.append(f"Arbiter called by {task.summon.by}: it rules {when}.")
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
         lines.append(

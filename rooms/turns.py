@@ -3,7 +3,9 @@
 `run_turn` never raises for a runner's failure: a missing final, an error event, an exception
 from a misbehaving backend or the engine's own wall-clock safety net all come back as a failed
 `RunOutcome` with a code and a reason. It only raises CancelledError, when the turn is cancelled
-(a stop, or the engine shutting down); the caller records the turn as interrupted.
+(a stop, or the engine shutting down); the caller records the turn as interrupted. A turn
+stopped through `Ctx.interrupt_turn` (`arbitrate now`) returns with `interrupted` set instead, so
+its driver records it as interrupted and goes on.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class RunOutcome:
     error_code: str | None = None
     error: str | None = None
     lost_lease: bool = False  # another engine took the task over, or it was closed elsewhere
+    interrupted: bool = False  # stopped by Ctx.interrupt_turn (`arbitrate now`); its driver goes on
 
     @property
     def failed(self) -> bool:
@@ -104,23 +107,30 @@ async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: in
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
+    stop = ctx.turn_interrupts[task_id] = asyncio.Event()
+    stopper = asyncio.create_task(stop.wait())
     interrupted = False
     try:
-        await asyncio.wait({work})
+        await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            interrupted = outcome.interrupted = True
     except asyncio.CancelledError:
         interrupted = True
         raise
     finally:
+        if ctx.turn_interrupts.get(task_id) is stop:
+            del ctx.turn_interrupts[task_id]
         keeper.cancel()
+        stopper.cancel()
         if not work.done():
-            work.cancel()  # we were cancelled: stop the agent (closing its event stream)
+            work.cancel()  # we were cancelled or interrupted: stop the agent
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(work, keeper, return_exceptions=True)
+            await asyncio.gather(work, keeper, stopper, return_exceptions=True)
         if interrupted or outcome.lost_lease:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5):
                     await progress.finish("was interrupted")
-    if not outcome.lost_lease:
+    if not outcome.lost_lease and not outcome.interrupted:
         await progress.finish("failed" if outcome.failed else "finished")
     return outcome
 

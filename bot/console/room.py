@@ -1,9 +1,10 @@
 """The console room's input side: typed lines in, `Inbound` events and commands to the engine.
 
 Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands: /approve, /reject
-(answer the open escalation), /stop, /status, /help, /quit; any other line is a message (the
-task, when no task is open; an answer, when the task waits for you). At end of input the room
-waits until the engine is idle (done, or waiting for a person), then ends.
+(answer the open escalation), /stop, /status, /arbitrate [now] [note] (read by the engine's
+own command parser, as a mention on Slack or Discord is), /help, /quit; any other line is a
+message (the task, when no task is open; an answer, when the task waits for you). At end of input
+the room waits until the engine is idle (done, or waiting for a person), then ends.
 
 Lockstep: when stdin is not a terminal, each line is handled only after the engine went idle
 after the previous one, so a script like "task / /approve" answers the escalation the task
@@ -28,8 +29,12 @@ PLATFORM = "console"
 CHANNEL = "local"
 HELP = (
     "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
-    "/status, /help, /quit; any other line is a message to the room"
+    "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit; any other "
+    "line is a message to the room"
 )
+# Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
+# hands the whole line over, so every platform shares one parser.
+ENGINE_COMMANDS = ("/arbitrate",)
 
 
 class EngineLike(Protocol):
@@ -100,6 +105,10 @@ class ConsoleRoom:
         if not text:
             return True
         if text.startswith("/"):
+            if text.split()[0].lower() in ENGINE_COMMANDS:
+                room = self.room or await self._room_for_message()
+                await self.engine.handle(self._inbound(room, text=text))
+                return True
             command = self._commands.get(text.split()[0].lower())
             if command is None:
                 self.platform.write(f"unknown command {text.split()[0]}; {HELP}")

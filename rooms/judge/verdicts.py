@@ -79,6 +79,10 @@ MIN_OPTIONS, MAX_OPTIONS = 2, 4
 _JSON_CHARS = 200_000  # a ruling object is a few KiB; anything far larger is not one
 _FENCED_JSON = re.compile(r"\A```[ \t]*+(?:json)?[ \t]*+\n(?P<body>.*)\n```[ \t]*+\Z", re.DOTALL)
 _EXCERPT_CHARS = 2000
+# Where a record's Outcome begins (rooms.decisions rewrites what follows it). A line of its own:
+# person and agent text in a record is quoted, so it cannot end a line with this.
+OUTCOME_MARK = "\n<!-- tribunal: outcome -->\n"
+PENDING_OUTCOME = "## Outcome\n\nPending: the ruling's cycle has not ended yet.\n"
 _QUOTE_CHARS = 3000
 
 # A section label on its own line: "Conditions:", "**Question:** …", "## New direction".
@@ -322,12 +326,12 @@ def decision_record(
 ) -> str:
     """The Markdown decision record of one arbitration (DESIGN §2)."""
     out: list[str] = [f"# Decision record: {ruling.verdict}", ""]
-    out += ["## Frame", "", _blockquote(task_text), ""]
+    out += ["## Frame", "", blockquote(task_text), ""]
     out += ["## Why the arbiter was called", "", reason.strip() or "(no reason recorded)", ""]
     out += ["## Positions", ""]
     if turns_quoted:
         for quoted in turns_quoted:
-            out += [_blockquote(quoted), ""]
+            out += [blockquote(quoted), ""]
     else:
         out += ["(no turns quoted)", ""]
     out += ["## Verdict", "", f"**{ruling.verdict}**"]
@@ -353,10 +357,10 @@ def decision_record(
         out += [section.strip(), ""]
     out += ["## Models", ""]
     out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out).rstrip() + "\n" + OUTCOME_MARK + PENDING_OUTCOME
 
 
-def _blockquote(text: str) -> str:
+def blockquote(text: str) -> str:
     text = text.strip()
     if len(text) > _QUOTE_CHARS:
         text = text[:_QUOTE_CHARS] + "\n…(cut)"

@@ -1,8 +1,8 @@
 """The arbiter's prompt with fair input and reference opinions (DESIGN §5): the two sides as
 Position A / Position B, seated by the arbitration's stored seed (swapped for the swap check's
-second reading), their role names masked in the recent turns too; the reference opinions under
-neutral labels; and, for a ruling sent back, what it must fix. The references read the same
-context without the opinions section."""
+second reading), their role names masked in the recent turns too, and the reference opinions
+under neutral labels (what a ruling sent back must fix is named by rooms/pair/prompting). The
+references read the same context without the opinions section."""
 
 from __future__ import annotations
 
@@ -37,15 +37,8 @@ async def current_panel(step: Step, turn_id: int, reason: str) -> PanelUse:
 
 def _prompt(step: Step, reason: str, seed: int, *, references: str = "") -> str:
     seats = fairness.seating(step.history, seed)
+    # A ruling sent back is named by the prompt itself (rooms/judge/sendback.resend_prompt).
     extra = [fairness.positions(step.history, seats), references]
-    problem = fairness.sent_back_before(step.history)
-    if problem:
-        extra.append(
-            "## Your previous ruling was sent back\n"
-            f"It could not be applied: {problem}.\n"
-            "Rule again with that fixed. A second such ruling is applied as it is, without "
-            "what it got wrong."
-        )
     return build_prompt(
         step.task,
         step.task.status,

@@ -1,10 +1,12 @@
 """What an arbiter's turn leads to (DESIGN §5).
 
 The ruling is parsed (structured output first, the text as fallback; unreadable escalates, it
-never proceeds), stored with its reasons and the firing that led to it, written as a Markdown
-decision record under `data_dir`, posted, and applied: PROCEED → the reviewer re-checks;
-REVISE → the owner, with the conditions at the top of its next prompt; RESET → the owner, on a
-fresh session, with the new direction; ESCALATE → the humans. A ruling resets the round count.
+never proceeds), checked (an incomplete one goes back to a fresh arbiter turn once, naming what
+it lacks; a second escalates: rooms.judge.sendback), stored with its reasons and the firing that
+led to it, written as a Markdown decision record under `data_dir`, posted, and applied:
+PROCEED → the reviewer re-checks; REVISE → the owner, with the conditions at the top of its next
+prompt; RESET → the owner, on a fresh session, with the new direction; ESCALATE → the humans. A
+ruling resets the round count.
 """
 
 from __future__ import annotations
@@ -16,12 +18,17 @@ from dataclasses import replace
 
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
+from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
-from rooms.pair.review import review
+from rooms.pair.fairness import FIRST_READING
+from rooms.pair.review import Review, review
+from rooms.pair.states import SENT_BACK
 from rooms.protocol import Step
-from rooms.records import Change, VerdictDraft
+from rooms.records import Change, FiringDraft, VerdictDraft
+from rooms.summons import firing as summon_firing
 from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
@@ -30,36 +37,34 @@ log = logging.getLogger(__name__)
 async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     now, owner, data_dir = step.now, step.owner, step.data_dir
-    ruling = parse_ruling(run.output, run.structured)
+    parsed = parse_ruling(run.output, run.structured)
+    earlier = earlier_send_back(history.turns, turn.seq)
+    checked = check_answer(parsed, run.output, sent_back_before=earlier)
+    if checked.ruling is None:
+        assert checked.problem is not None
+        return _send_back(step, turn, run, parsed, checked.problem)
+    ruling = checked.ruling
     cause = history.last_acted_firing()
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
-    marker = ruling.verdict if ruling.readable else None
+    if earlier is not None:
+        reason += f"\n\nA first ruling was sent back ({earlier})."
     # Reference opinions and the swap check (rooms/pair/review.py) may ask the arbiter again.
-    checked = await review(step, turn.id, ruling, cause.firing.reason if cause else "")
-    if checked.ruling is None:
-        end = replace(turn_end(turn, run, now, marker=marker), error=checked.note)
-        note = f"↩ The ruling is not applied yet, the arbiter is asked again: {checked.note}"
-        return Change(
-            task.id,
-            now,
-            expect_version=task.version,
-            expect_lease=owner,
-            turn=end,
-            outbox=[post(room, turn, note, persona="tribunal")],
-        )
-    ruling = checked.ruling
+    reviewed = await review(step, turn, ruling, cause.firing.reason if cause else "")
+    if reviewed.ruling is None:
+        return _not_yet(step, turn, run, ruling, reviewed)
+    ruling = reviewed.ruling
     record_path, record_error = await _write_record(
-        task, turn, ruling, reason, history, policy, data_dir, checked.record
+        task, turn, ruling, reason, history, policy, data_dir, reviewed.record
     )
-    text = "\n".join([render(ruling, record_path, record_error), *checked.room])
+    text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
     change = Change(
         task.id,
         now,
         expect_version=task.version,
         expect_lease=owner,
-        turn=turn_end(turn, run, now, marker=marker),
+        turn=turn_end(turn, run, now, marker=ruling.verdict if ruling.readable else None),
         verdict=VerdictDraft(
-            turn.id, ruling, record_path, cause.id if cause else None, **checked.verdict_fields
+            turn.id, ruling, record_path, cause.id if cause else None, **reviewed.verdict_fields
         ),
         event=ruling.verdict,
         rounds="reset",
@@ -67,6 +72,10 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         failures="reset",
         outbox=[post(room, turn, text)],
     )
+    if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
+        # A person called the arbiter while a detector's arbitration was on its way: this
+        # ruling answers both; who asked is stored with it (the detector's firing led here).
+        change.firing = FiringDraft(summon_firing(task.summon), turn.id, acted=False)
     if ruling.verdict == "ESCALATE":
         change.escalation = ask(
             task,
@@ -78,6 +87,48 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             options=tuple(ruling.options),
         )
     return change
+
+
+def _send_back(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, problem: str) -> Change:
+    """Not applied, not counted: the turn is kept with what it lacked, and a fresh arbiter turn
+    is asked again (its prompt names the problem)."""
+    now = step.now
+    end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=send_back_note(problem))
+    note = f"⚖️ The arbiter's {ruling.verdict} cannot be applied: {problem}. Asking it once more."
+    return Change(
+        step.task.id,
+        now,
+        expect_version=step.task.version,
+        expect_lease=step.owner,
+        turn=end,
+        event=SENT_BACK,
+        failures="reset",
+        # Only the note is posted: the incomplete ruling is not one to act on (it is stored).
+        outbox=[post(step.room, turn, note, key="sent_back", persona="tribunal")],
+    )
+
+
+def _not_yet(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, reviewed: Review) -> Change:
+    """A ruling that misuses the reference opinions goes back once (as an incomplete one does);
+    a swap check's first reading is kept and the arbiter reads the positions swapped."""
+    if reviewed.problem is not None:
+        return _send_back(step, turn, run, ruling, reviewed.problem)
+    now = step.now
+    end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=FIRST_READING)
+    note = (
+        f"⚖️ First reading: {ruling.verdict}. The swap check asks again with the two positions "
+        "swapped; the ruling stands only if both readings agree."
+    )
+    return Change(
+        step.task.id,
+        now,
+        expect_version=step.task.version,
+        expect_lease=step.owner,
+        turn=end,
+        event=SENT_BACK,
+        failures="reset",
+        outbox=[post(step.room, turn, note, key="first_reading", persona="tribunal")],
+    )
 
 
 def render(ruling: Ruling, record_path: str | None, record_error: str | None) -> str:

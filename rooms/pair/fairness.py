@@ -4,7 +4,7 @@ next reading, and what the record says about the models.
 
 One arbitration = the arbiter turns after the last finished owner or reviewer turn. A turn's
 `error` (on a done turn) says why it did not end the arbitration: "sent back: …" (its ruling was
-returned once, rooms/pair/review.py) or "swap check: first reading" (the positions are swapped
+returned once, rooms/judge/sendback) or "swap check: first reading" (the positions are swapped
 for a second reading)."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from rooms.history import History
 from rooms.judge.positions import Seating, positions_section, seat
 from rooms.model import GroupPolicy, Turn
 
-SENT_BACK = "sent back: "
 FIRST_READING = "swap check: first reading"
 WORK_ROLES = ("owner", "reviewer")
 
@@ -23,14 +22,6 @@ def arbiter_turns(history: History) -> list[Turn]:
     done = history.done
     last_work = max((t.seq for t in done if t.role in WORK_ROLES), default=0)
     return [t for t in done if t.role == "arbiter" and t.seq > last_work]
-
-
-def sent_back_before(history: History) -> str | None:
-    """The problem of the answer sent back right before the next one, if it was."""
-    turns = arbiter_turns(history)
-    if turns and turns[-1].error and turns[-1].error.startswith(SENT_BACK):
-        return turns[-1].error[len(SENT_BACK) :]
-    return None
 
 
 def first_reading(history: History) -> Turn | None:

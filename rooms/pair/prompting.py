@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rooms.history import History
-from rooms.model import GroupPolicy, Task, Turn
+from rooms.judge.sendback import earlier_send_back, resend_prompt
+from rooms.model import GroupPolicy, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
 from rooms.records import VerdictRow
 
@@ -111,13 +112,30 @@ def _ruling_to_act_on(history: History) -> list[str]:
 
 def _arbiter_frame(task: Task, history: History, policy: GroupPolicy, reason: str) -> list[str]:
     limit = policy.thresholds.max_arbitrations
-    return [
+    parts = [
         "## Why you were called",
         reason or "the pair stopped making progress",
         f"Rounds since the last human message or ruling: {task.rounds}. Turns so far: "
         f"{len(history.turns)}. Arbitrations before this one: {task.arbitrations} of {limit}.",
         _prior_rulings(history.verdicts),
     ]
+    if task.summon is not None:
+        parts.append(_summoned(task.summon))
+    problem = earlier_send_back(history.turns)
+    if problem is not None:
+        parts.append(resend_prompt(problem))
+    return parts
+
+
+def _summoned(summon: Summon) -> str:
+    """A person's `arbitrate` note: their words, quoted like every person's text."""
+    lines = [f"## A person called you: {_one_line(summon.by)}"]
+    if summon.note.strip():
+        note = _bounded(summon.note, HUMAN_TEXT_LIMIT, "the note")
+        lines += ["They asked you to look at:", quoted(note)]
+    else:
+        lines.append("They gave no note: judge the pair's last turns.")
+    return "\n".join(lines)
 
 
 def _prior_rulings(verdicts: list[VerdictRow]) -> str:

@@ -19,6 +19,7 @@ from rooms.pair.outcomes import failure_change
 from rooms.pair.prompting import build_prompt
 from rooms.pair.rounds import after_finalize, after_work_turn
 from rooms.pair.sessions import resume_for, resumed_since
+from rooms.pair.summons import summon_change
 from rooms.protocol import Step, TurnStart, decided
 from rooms.records import Change
 from rooms.turns import RunOutcome, build_spec
@@ -85,6 +86,10 @@ class PairProtocol:
         else:
             change = await after_work_turn(step, turn, run)
         return decided(self.table, step.task, change)
+
+    async def summon(self, step: Step) -> Change:
+        """A person's `arbitrate` (rooms.summons), taken before the next turn."""
+        return summon_change(step)
 
 
 async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rooms.judge.positions import irreversible, seat, swap_rule
+from rooms.judge.sendback import earlier_send_back
 from rooms.judge.verdicts import parse_ruling
-from rooms.model import Ruling
+from rooms.model import Ruling, Turn
 from rooms.pair import fairness
 from rooms.pair.arbiter_prompt import current_panel
 from rooms.protocol import Step
@@ -27,30 +28,31 @@ WINNERS = ("PROCEED", "REVISE")
 @dataclass(frozen=True)
 class Review:
     """Apply `ruling` (with the verdict's extra fields, the room's lines and the record's
-    sections), or, when `ruling` is None, end the turn with `note` and ask the arbiter again."""
+    sections), or, when `ruling` is None, ask the arbiter again: the ruling is sent back with
+    `problem`, or (no problem) it was the swap check's first reading."""
 
     ruling: Ruling | None
-    note: str | None = None
+    problem: str | None = None
     verdict_fields: dict[str, Any] = field(default_factory=dict)
     room: list[str] = field(default_factory=list)
     record: list[str] = field(default_factory=list)
 
 
-async def review(step: Step, turn_id: int, ruling: Ruling, reason: str) -> Review:
-    history = step.history
-    use = await current_panel(step, turn_id, reason)
+async def review(step: Step, turn: Turn, ruling: Ruling, reason: str) -> Review:
+    history, turn_seq = step.history, turn.seq
+    use = await current_panel(step, turn.id, reason)
     panel = use.panel
     problem = check_references(ruling, panel)
     if problem is not None:
-        if fairness.sent_back_before(history) is None:
-            return Review(None, note=fairness.SENT_BACK + problem)
+        if earlier_send_back(history.turns, turn_seq) is None:
+            return Review(None, problem=problem)
         ruling = _without_faults(ruling, panel)
     seed = use.seed if use.seed is not None else 0
     swap_note = None
     if step.policy.swap_check and ruling.readable and ruling.verdict in WINNERS:
         first = fairness.first_reading(history)
         if first is None:
-            return Review(None, note=fairness.FIRST_READING)
+            return Review(None)
         earlier = parse_ruling(first.output, None)
         ruling, swap_note = swap_rule(
             earlier, ruling, irreversible_change=irreversible(_what_changes(step))

@@ -19,6 +19,7 @@ from rooms.judge.detectors import check
 from rooms.judge.markers import find_marker
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.summons import summon_change
 from rooms.protocol import Step
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
@@ -110,6 +111,13 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     )
     if changed:
         note = "The owner changed the work while wrapping up; the reviewer checks it again."
+    elif task.summon is not None:
+        # A person called the arbiter while the owner wrapped up: it rules before anything
+        # closes (a PROCEED sends the work back to the reviewer).
+        called = summon_change(step)
+        called.turn, called.failures = change.turn, change.failures
+        called.outbox = [*change.outbox, *called.outbox]
+        return called
     else:
         note = f"✅ Task #{task.id} is done and closed."
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))

@@ -15,6 +15,7 @@ from rooms.machine import (
     CLOSED,
     REJECT,
     STOP,
+    SUMMONED,
     WAITING_HUMAN,
     StateTable,
 )
@@ -37,8 +38,9 @@ ROLES = (OWNER, REVIEWER, ARBITER)
 # Events: the marker or verdict a turn produced, or what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
-#   arbiter:   PROCEED, REVISE, RESET, ESCALATE
-#   human:     answer, approve, reject, stop (rooms.machine)
+#   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again)
+#   human:     answer, approve, reject, stop, summoned (rooms.machine; `arbitrate`),
+#              summon_capped (`arbitrate` past the cap of arbitrations: the people decide)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
 #   any turn:  ceiling (a ceiling or an engine cap asks the humans), failed (a run failed twice)
 DEADLOCK: Final = "deadlock"
@@ -46,6 +48,8 @@ CEILING: Final = "ceiling"
 FAILED: Final = "failed"
 WRAPPED_UP: Final = "closed"
 CHANGED: Final = "changed"
+SENT_BACK: Final = "sent_back"
+SUMMON_CAPPED: Final = "summon_capped"
 
 TRANSITIONS: dict[str, dict[str, str]] = {
     OWNER_TURN: {
@@ -53,6 +57,8 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         "BLOCKED": ARBITRATION,
         "NEEDS_CONTEXT": ARBITRATION,
         DEADLOCK: ARBITRATION,
+        SUMMONED: ARBITRATION,
+        SUMMON_CAPPED: WAITING_HUMAN,
         CEILING: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
@@ -63,6 +69,8 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         "BLOCKED": ARBITRATION,
         "NEEDS_CONTEXT": ARBITRATION,
         DEADLOCK: ARBITRATION,
+        SUMMONED: ARBITRATION,
+        SUMMON_CAPPED: WAITING_HUMAN,
         CEILING: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
@@ -72,6 +80,7 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         "REVISE": OWNER_TURN,
         "RESET": OWNER_TURN,
         "ESCALATE": WAITING_HUMAN,
+        SENT_BACK: ARBITRATION,
         CEILING: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
@@ -85,6 +94,8 @@ TRANSITIONS: dict[str, dict[str, str]] = {
     FINALIZE: {
         WRAPPED_UP: CLOSED,
         CHANGED: REVIEW_TURN,
+        SUMMONED: ARBITRATION,
+        SUMMON_CAPPED: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
     },

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import aiosqlite
 
-from rooms.machine import CLOSED, WAITING_HUMAN, IllegalTransition, StateTable
+from rooms.machine import CLOSED, SUMMONED, WAITING_HUMAN, IllegalTransition, StateTable
 from rooms.model import Task
 from rooms.records import Change
 from rooms.store.rows import Abort, enqueue, load_task, one, record_event
@@ -75,8 +75,15 @@ async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> T
         if cursor.rowcount != 1:
             raise Abort  # answered or closed meanwhile: a stale answer changes nothing
 
+    if c.summon is not None:
+        await _request_summon(db, task, c, tables(task.protocol))
     if c.event is not None:
         await _transition(db, task, c, tables(task.protocol))
+    if c.verdict is not None or c.take_summon:
+        # A ruling answers a pending `arbitrate`, also one made while a detector's arbitration
+        # was under way (its note reached that arbiter's prompt). One that waits out a question
+        # to the people stays pending: the arbiter rules once the task goes on.
+        await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
     await _counters(db, c)
     for draft in c.outbox:
         await enqueue(db, draft, c.task_id, c.now)
@@ -168,12 +175,28 @@ async def _transition(db: aiosqlite.Connection, task: Task, c: Change, table: St
         await db.execute(
             "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
         )
+    if new == CLOSED:  # a pending `arbitrate` is moot once the task is closed
+        await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
     if task.status == WAITING_HUMAN or new == CLOSED:
         # The question is moot once the task moves on: a later click on it is stale.
         await db.execute(
             "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
             (c.task_id,),
         )
+
+
+async def _request_summon(
+    db: aiosqlite.Connection, task: Task, c: Change, table: StateTable
+) -> None:
+    assert c.summon is not None
+    if SUMMONED not in table.transitions.get(task.status, {}):
+        raise Abort  # it moved on meanwhile (e.g. to the arbiter): the caller re-reads
+    cursor = await db.execute(
+        "UPDATE tasks SET summon=? WHERE id=? AND summon IS NULL",
+        (c.summon.model_dump_json(), c.task_id),
+    )
+    if cursor.rowcount != 1:
+        raise Abort  # one is pending already: the caller re-reads and says so
 
 
 async def _counters(db: aiosqlite.Connection, c: Change) -> None:

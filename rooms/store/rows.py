@@ -7,7 +7,7 @@ from typing import Any
 
 import aiosqlite
 
-from rooms.model import Action, Card, RoomRef, Task, Turn
+from rooms.model import Action, Card, RoomRef, Summon, Task, Turn
 from rooms.records import Escalation, OutboxDraft, OutboxRow
 
 
@@ -96,6 +96,7 @@ def to_task(r: aiosqlite.Row) -> Task:
         failures=r["failures"],
         grants=r["grants"],
         opened_by=r["opened_by"],
+        summon=Summon.model_validate_json(r["summon"]) if r["summon"] else None,
     )
 
 
@@ -131,6 +132,7 @@ def to_escalation(r: aiosqlite.Row) -> Escalation:
         answer=r["answer"],
         answered_by=r["answered_by"],
         created_at=r["created_at"],
+        answered_at=r["answered_at"],
     )
 
 

@@ -213,7 +213,12 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX tasks_open ON tasks(status) WHERE status != 'closed'",
     ],
     [
-        # 4: reference opinions (rooms/references). The "references" table of step 1 was schema
+        # 4: a person's pending `arbitrate` request (model.Summon as JSON), cleared when a ruling
+        # answers it or the task waits for a person or closes.
+        "ALTER TABLE tasks ADD COLUMN summon TEXT CHECK (summon IS NULL OR json_valid(summon))",
+    ],
+    [
+        # 5: reference opinions (rooms/references). The "references" table of step 1 was schema
         # only and never written; it is made again in the shape the fan-out records: one panel
         # (fan-out) per arbitration with its seed, one row per reference asked, answered or not.
         'DROP TABLE "references"',

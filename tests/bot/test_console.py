@@ -23,7 +23,10 @@ from rooms.store import Store
 from tests.fakes.runner import Reply, ScriptedRunner
 
 ROOM1 = RoomRef("console", "local", "1")
-ESCALATE = "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?"
+ESCALATE = (
+    "VERDICT: ESCALATE\nThe owner needs the staging password. May it use the test one?\n"
+    "Options:\n- yes, the test one\n- no, stop"
+)
 
 
 @pytest.fixture
@@ -230,6 +233,30 @@ async def test_commands_without_a_task(settings: Settings, pipes: list[Pipe]) ->
     assert "unknown command /frobnicate" in out
     assert out.count("commands: /approve") == 2  # in the unknown-command reply and in /help
     assert runner.calls == []
+
+
+async def test_arbitrate_is_read_by_the_engine(settings: Settings, pipes: list[Pipe]) -> None:
+    gate = asyncio.Event()  # never set: the owner works until `/arbitrate now` stops it
+    runner = ScriptedRunner({"owner": [Reply("DONE", gate=gate)], "arbiter": [ESCALATE]})
+    pipe = Pipe()
+    pipes.append(pipe)
+    out = io.StringIO()
+    console = asyncio.create_task(
+        chat(settings, stdin=pipe.reader, stdout=out, runner=runner, lockstep=False)
+    )
+    pipe.send("/arbitrate")  # no task yet: explained, nothing opened
+    pipe.send("rewrite everything")
+    await runner.wait_calls(1)
+    pipe.send("/arbitrate now: it rewrites everything")
+    await runner.wait_calls(2)
+    pipe.close()
+    assert await asyncio.wait_for(console, 30) == 0
+    text = out.getvalue()
+    assert "There is no open task here for the arbiter to look at" in text
+    assert "called the arbiter on task #1: the running turn is stopped" in text
+    assert runner.calls[0].cancelled
+    assert "> it rewrites everything" in runner.calls[1].prompt
+    assert (await stored_tasks(settings))[0] == "waiting_human"
 
 
 async def test_status_shows_where_the_task_stands(settings: Settings, pipes: list[Pipe]) -> None:

@@ -252,7 +252,10 @@ async def test_a_detector_firing_sends_a_done_owner_to_arbitration(tmp_path: Pat
 
 
 async def test_a_ruling_without_data_dir_is_stored_without_a_record(tmp_path: Path) -> None:
-    script: Script = {"owner": [BLOCKED], "arbiter": [ruling("ESCALATE", question="key?")]}
+    script: Script = {
+        "owner": [BLOCKED],
+        "arbiter": [ruling("ESCALATE", question="key?", options=["yes", "no"])],
+    }
     async with engine_kit(tmp_path, script, data_dir="") as kit:
         kit.engine.ctx.data_dir = None
         await kit.say("@tribunal add integration tests")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.commands import COMMANDS, parse
+from rooms.commands import COMMANDS, arbitrate_args, parse
 
 CASES = [
     ("<@U0BOT> stop", ("stop", "", "stop")),
@@ -24,6 +24,14 @@ CASES = [
         ("stop", "the server crashing", "stop the server crashing"),
     ),
     ("please stop", (None, "", "please stop")),
+    ("@tribunal arbitrate", ("arbitrate", "", "arbitrate")),
+    ("/arbitrate now", ("arbitrate", "now", "/arbitrate now")),
+    (
+        "<@U0BOT> Arbitrate: look at the retry loop",
+        ("arbitrate", "look at the retry loop", "Arbitrate: look at the retry loop"),
+    ),
+    ("@tribunal please arbitrate", (None, "", "please arbitrate")),
+    ("@tribunal arbitration is slow", (None, "", "arbitration is slow")),
     ("", (None, "", "")),
     ("@tribunal", (None, "", "")),
     ("   <@U1>   \t", (None, "", "")),
@@ -33,6 +41,33 @@ CASES = [
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_parse_table(text: str, expected: tuple[str | None, str, str]) -> None:
     assert parse(text) == expected
+
+
+ARBITRATE_ARGS = [
+    ("", (False, "")),
+    ("now", (True, "")),
+    ("NOW!", (True, "")),
+    ("now: look at the migration", (True, "look at the migration")),
+    ("now — the tests", (True, "the tests")),
+    ("look at the migration now", (False, "look at the migration now")),
+    ("nowhere near done", (False, "nowhere near done")),
+    ("knows now", (False, "knows now")),
+    ("  the retry loop  ", (False, "the retry loop")),
+]
+
+
+@pytest.mark.parametrize(("after", "expected"), ARBITRATE_ARGS)
+def test_arbitrate_args_table(after: str, expected: tuple[bool, str]) -> None:
+    assert arbitrate_args(after) == expected
+
+
+@given(st.text())
+def test_arbitrate_args_keep_the_note(after: str) -> None:
+    now, note = arbitrate_args(after)
+    assert note == note.strip()
+    assert note in after
+    if not now:
+        assert note == after.strip()
 
 
 mentions = st.lists(st.sampled_from(["<@U0BOT>", "@tribunal", "<@W123|bot>", "@x"]), max_size=3)

@@ -12,7 +12,13 @@ from tests.rooms.test_engine_arbitration import BLOCKED, ruling
 
 ESCALATING: Script = {
     "owner": [BLOCKED, "DONE\ncarried on", "DONE\nwrapped"],
-    "arbiter": [ruling("ESCALATE", question="May we use the production key?")],
+    "arbiter": [
+        ruling(
+            "ESCALATE",
+            question="May we use the production key?",
+            options=["yes", "no, use a mock"],
+        )
+    ],
     "reviewer": ["APPROVED"],
 }
 
