@@ -84,13 +84,13 @@ def _bounded(text: str, budget: int) -> str:
 def positions_section(
     owner_text: str, reviewer_text: str, seating: Seating, *, budget: int = SIDE_BUDGET
 ) -> str:
-    """The "## The two positions" section: each side's latest words, masked and bounded, in the
+    """The "## The positions" section: each side's latest words, masked and bounded, in the
     seating's order, with what PROCEED and REVISE mean in terms of the letters."""
     letter = seating.letter
     texts = {"owner": owner_text, "reviewer": reviewer_text}
     order = [seating.first, "reviewer" if seating.first == "owner" else "owner"]
     lines = [
-        "## The two positions",
+        "## The positions",
         f"PROCEED sides with Position {letter['owner']} (the work stands as it is); REVISE sides "
         f"with Position {letter['reviewer']} (its objections must be met). Each position is its "
         f"side's latest turn, cut to the same {budget} characters, with the sides' names masked.",

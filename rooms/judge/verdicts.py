@@ -352,7 +352,7 @@ def decision_record(
     out += ["## References cited", "", *cited, ""]
     out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
     if ruling.override_reason:
-        out += ["## Why it overrules the references", "", ruling.override_reason, ""]
+        out += ["## Why it overrules the references", "", blockquote(ruling.override_reason), ""]
     for section in extra:  # reference opinions, fair input (rooms/pair/review.py)
         out += [section.strip(), ""]
     out += ["## Models", ""]

@@ -46,7 +46,7 @@ def override_line(ruling: Ruling, panel: Panel | None) -> str | None:
     against = overrules(ruling, panel)
     if against is None:
         return None
-    why = ruling.override_reason.strip() or "(no reason given)"
+    why = " ".join(ruling.override_reason.split()) or "(no reason given)"
     return f"Overrules the references' unanimous {against}: {why}"
 
 

@@ -263,7 +263,7 @@ async def test_the_arbiter_reads_positions_a_and_b_with_roles_masked(tmp_path: P
         await kit.say(task)
         await kit.settle()
         prompt = kit.runner.calls_for("arbiter")[0].prompt
-        positions = prompt.split("## The two positions")[1].split("\n## ")[0]
+        positions = prompt.split("## The positions")[1].split("\n## ")[0]
         assert "### Position A" in positions and "### Position B" in positions
         assert "owner" not in positions.lower() and "reviewer" not in positions.lower()
         assert "the parser drops the last line" in positions
