@@ -1,7 +1,10 @@
 """`tribunal doctor`: one line per check, "ok" or what to do; exit 0 when every required check
 passes, 1 otherwise.
 
-Checks: settings; model credentials for the agent types in use; chat platform tokens; the backend
+Checks: settings; model credentials for the agent types in use; chat platform tokens (Slack's
+against the Web API: auth.test and the scopes, bot/slack/doctor.py; for Discord also the token
+itself, the message-content intent and the bot's permissions in each registered channel,
+bot/discord/doctor.py); the backend
 the bot would use and why (bot/backend.py: `auto` picks docker when the engine answers and has
 the image); the container engine (answers a ping: name, version, API version); the runner image
 (present, with its id); the runner binaries; the database (opens, schema at the latest
@@ -82,6 +85,10 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     if references is not None:
         yield references
     yield check_platforms(settings)
+    yield from check_slack(settings)
+    from bot.discord.doctor import discord_checks  # late: it imports Check from here
+
+    yield from discord_checks(settings)
     probe = probe_engine(settings, name=True)
     backend, kind = check_backend(settings, probe)
     yield backend
@@ -162,6 +169,13 @@ def check_platforms(settings: Settings) -> Check:
     if not found:
         return Check("platforms", True, "ok (console only: no Slack or Discord token set)")
     return Check("platforms", True, f"ok ({', '.join(found)}, and the console room)")
+
+
+def check_slack(settings: Settings) -> Iterator[Check]:
+    from bot.slack.doctor import slack_checks  # slack_sdk is only loaded when it is needed
+
+    for name, ok, text in slack_checks(settings):
+        yield Check(name, ok, text)
 
 
 def claude_binary() -> Path | None:

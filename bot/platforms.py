@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import bot.adapter
 import bot.console  # noqa: F401  (registers "console")
-
-# Slack and Discord: one import line each, here.
+import bot.discord  # noqa: F401  (registers "discord")
+import bot.slack  # noqa: F401  (registers "slack")
 
 __all__ = ["registered"]
 

@@ -1,8 +1,10 @@
 """Plain-text rendering of what the engine posts, shared by the platform adapters.
 
 `split_text` cuts a long message at a platform's limit on line boundaries and never inside a
-fenced code block without closing and reopening the fence (DESIGN §7); `plain` and
-`answer_hint` are the console room's view of a message and of an escalation's buttons.
+fenced code block without closing and reopening the fence (DESIGN §7); `too_long_for_messages`
+and `file_note` are the shared rule for a text that goes as its opening piece plus a file;
+`plain` and `answer_hint` are the console room's view of a message and of an escalation's
+buttons.
 """
 
 from __future__ import annotations
@@ -101,3 +103,26 @@ def open_fence(text: str) -> str | None:
         elif marker[0] == current[0] and len(marker) >= len(current):
             current = None
     return current
+
+
+def too_long_for_messages(pieces: list[str], max_pieces: int) -> bool:
+    """Whether a text split into `pieces` should go as its opening piece plus the whole text as
+    a file (more pieces than a reader scrolls through), rather than as every piece."""
+    return len(pieces) > max_pieces
+
+
+def file_note(total_chars: int) -> str:
+    """The line under the opening piece of a text posted whole as a file."""
+    return f"(… {total_chars:,} characters in all: the whole text is in the file below.)"
+
+
+def long_text_parts(text: str, limit: int, max_parts: int) -> tuple[list[str], bool]:
+    """How to post `text` on a platform with a `limit` per message: its pieces (split_text), or,
+    when it would take more than `max_parts` messages, its opening piece with a note, and True:
+    the whole text then goes as a file after it, so a room is never flooded by one output."""
+    pieces = split_text(text or "(empty)", limit)
+    if len(pieces) <= max_parts:
+        return pieces, False
+    note = f"\n\n(… {len(text):,} characters in all: the whole text is in the attached file.)"
+    opening = split_text(text, limit - len(note))[0]  # a fence it cut is closed in it
+    return [opening.rstrip("\n") + note], True

@@ -111,7 +111,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     if command in ("approve", "reject"):
         if task is None or escalation is None or task.status != WAITING_HUMAN:
             return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
-        if not may_answer(policy, user):
+        if not may_answer(policy, user, inbound.roles):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         kind: Answer = "approve" if command == "approve" else "reject"
         applied = await answer(
@@ -138,7 +138,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             return await _reply(ctx, inbound, policy, HELP)
         return await _open(ctx, inbound, policy, text, protocol)
     if task.status == WAITING_HUMAN and escalation is not None:
-        if not may_answer(policy, user):
+        if not may_answer(policy, user, inbound.roles):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
         applied = await answer(
             ctx,
@@ -278,7 +278,7 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     value = inbound.action_value or ""
     if inbound.action not in ("approve", "reject"):
         return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
-    if not may_answer(policy, user):
+    if not may_answer(policy, user, inbound.roles):
         return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
     # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.
     escalation = await store.escalation(int(value)) if _ESCALATION_ID.fullmatch(value) else None

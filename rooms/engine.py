@@ -59,6 +59,7 @@ class Engine:
         self.ctx.wake_outbox = self.outbox.wake
         self.ctx.spawn = self._spawn
         self.platforms = frozenset(platforms) if platforms is not None else None
+        self.outbox.platforms = self.platforms
         self._drivers: dict[int, asyncio.Task[None]] = {}
         self._kicked: set[int] = set()
         self._stopping = False

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from rooms.cards import decided_card, escalation_card
 from rooms.context import Ctx
 from rooms.decisions import complete_records
 from rooms.machine import ANSWER, APPROVE, REJECT
@@ -54,6 +55,7 @@ def ask(
             key=f"escalation:{escalation_id}",
             room=room,
             text="\n".join(lines),
+            card=escalation_card(task.id, question, reason, options, _who(policy)),
             actions=(
                 Action("approve", "Approve", value, "primary"),
                 Action("reject", "Reject", value, "danger"),
@@ -63,8 +65,9 @@ def ask(
     return EscalationDraft(kind, question, options, reason, post)
 
 
-def may_answer(policy: GroupPolicy, user: str) -> bool:
-    return user in policy.approvers
+def may_answer(policy: GroupPolicy, user: str, roles: frozenset[str] = frozenset()) -> bool:
+    """An approver by name, or by a platform group (a Discord role) they are in."""
+    return user in policy.approvers or not roles.isdisjoint(policy.approvers)
 
 
 def _who(policy: GroupPolicy) -> str:
@@ -118,7 +121,14 @@ async def answer(
             message=MessageDraft(user, said, kind="answer", event_id=event_id),
             rounds="reset",
             grant=escalation.kind == "ceiling" and kind != "reject",
-            outbox=[OutboxDraft(f"answer:{escalation.id}", room, reply)],
+            outbox=[
+                OutboxDraft(
+                    f"answer:{escalation.id}",
+                    room,
+                    reply,
+                    card=decided_card(escalation, user=user, kind=kind, text=text, at=ctx.now()),
+                )
+            ],
         )
     )
     if applied is not None:

@@ -49,6 +49,9 @@ class Inbound:
     from_bot: bool = False
     action: str | None = None  # set for a button click: Action.action
     action_value: str | None = None  # Action.value of the clicked button
+    # The platform groups the user is in, as the platform reported them (Discord role ids), so
+    # an approver may be named by group; never read from the text.
+    roles: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class Card:
     sections: tuple[tuple[str, str], ...] = ()
     footer: str = ""
     record_path: str | None = None  # the decision record, for upload or a link
+    # What the card is about: for "decided", the escalation id (the value of its buttons) whose
+    # card platforms that can edit it update in place with this one.
+    ref: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +80,7 @@ class Card:
             "sections": [list(s) for s in self.sections],
             "footer": self.footer,
             "record_path": self.record_path,
+            "ref": self.ref,
         }
 
     @classmethod
@@ -84,6 +91,7 @@ class Card:
             sections=tuple((str(h), str(b)) for h, b in data.get("sections", ())),
             footer=str(data.get("footer", "")),
             record_path=data.get("record_path"),
+            ref=data.get("ref"),
         )
 
 
@@ -102,6 +110,9 @@ class Outbound:
     # that user alone (Slack ephemeral, Discord ephemeral follow-up); others post it normally.
     private_to: str | None = None
     in_reply_to: str | None = None  # the Inbound.event_id this answers (Discord interactions)
+    # Which delivery of the outbox row this is: above 1, an earlier one may have reached the
+    # platform before the process died, so a platform that can look (Slack) checks first.
+    attempt: int = 1
 
 
 @dataclass(frozen=True)

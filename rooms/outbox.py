@@ -37,6 +37,9 @@ class Deliverer:
         self.first_backoff_s = first_backoff_s
         self.max_backoff_s = max_backoff_s
         self.poll_s = poll_s  # also picks up rows other processes enqueued
+        # The room platforms this process serves (Engine sets it); None: all. The rows of other
+        # platforms are left, untouched, to the process that serves them.
+        self.platforms: frozenset[str] | None = None
         self._wake = asyncio.Event()
         self._pass = asyncio.Lock()  # one delivery pass at a time in this process
         self._task: asyncio.Task[None] | None = None
@@ -59,7 +62,7 @@ class Deliverer:
         """Deliver until no row is pending (dead rows do not count)."""
         while True:
             wait = await self.deliver_due()
-            if await self.ctx.store.count_pending() == 0:
+            if await self.ctx.store.count_pending(platforms=self.platforms) == 0:
                 return
             await asyncio.sleep(min(wait, 0.05))
 
@@ -80,7 +83,7 @@ class Deliverer:
         async with self._pass:
             wait = self.poll_s
             held: set[str] = set()  # rooms whose earlier row must go first
-            for row in await self.ctx.store.pending_outbox():
+            for row in await self.ctx.store.pending_outbox(platforms=self.platforms):
                 if row.room.key in held:
                     continue
                 now = self.ctx.wall()
@@ -111,6 +114,7 @@ class Deliverer:
             card=row.card,
             private_to=row.private_to,
             in_reply_to=row.in_reply_to,
+            attempt=row.attempts + 1,  # `row` was read before its claim counted this one
         )
         try:
             message_id = await self.ctx.platform.deliver(message)

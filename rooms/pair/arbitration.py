@@ -16,6 +16,7 @@ import logging
 import os
 from dataclasses import replace
 
+from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
@@ -57,6 +58,8 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         task, turn, ruling, reason, history, policy, data_dir, reviewed.record
     )
     text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
+    card = ruling_card(ruling, record_path)
+    card = replace(card, sections=card.sections + tuple(reviewed.card))
     change = Change(
         task.id,
         now,
@@ -70,7 +73,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         rounds="reset",
         count_arbitration=True,
         failures="reset",
-        outbox=[post(room, turn, text)],
+        outbox=[replace(post(room, turn, text), card=card)],
     )
     if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
         # A person called the arbiter while a detector's arbitration was on its way: this

@@ -16,7 +16,7 @@ from rooms.model import Ruling, Turn
 from rooms.pair import fairness
 from rooms.pair.arbiter_prompt import current_panel
 from rooms.protocol import Step
-from rooms.references.arbitration import room_lines, verdict_fields
+from rooms.references.arbitration import card_sections, room_lines, verdict_fields
 from rooms.references.checks import check_references, cited_labels, overrules
 from rooms.references.panel import Panel
 from rooms.references.render import record_section
@@ -35,6 +35,7 @@ class Review:
     problem: str | None = None
     verdict_fields: dict[str, Any] = field(default_factory=dict)
     room: list[str] = field(default_factory=list)
+    card: list[tuple[str, str]] = field(default_factory=list)  # (heading, body) for the card
     record: list[str] = field(default_factory=list)
 
 
@@ -67,6 +68,7 @@ async def review(step: Step, turn: Turn, ruling: Ruling, reason: str) -> Review:
         ruling,
         verdict_fields={**verdict_fields(use), "fairness": record_fairness},
         room=room_lines(ruling, use),
+        card=card_sections(ruling, use),
         record=[record_section(ruling, panel), _fairness_section(record_fairness, swap_note)],
     )
 

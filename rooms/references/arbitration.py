@@ -99,3 +99,16 @@ def room_lines(ruling: Ruling, use: PanelUse | None) -> list[str]:
         return []
     line = override_line(ruling, use.panel)
     return ([line] if line else []) + panel_lines(use.panel)
+
+
+def card_sections(ruling: Ruling, use: PanelUse | None) -> list[tuple[str, str]]:
+    """The ruling card's sections for the references: the override, then one line each."""
+    if use is None or use.panel is None or not use.panel.opinions:
+        return []
+    sections = []
+    line = override_line(ruling, use.panel)
+    if line:
+        sections.append(("Overrules the references", line.split(": ", 1)[1]))
+    heading, *lines = panel_lines(use.panel)
+    sections.append((heading.rstrip(":"), "\n".join(lines)))
+    return sections

@@ -28,13 +28,18 @@ class OutboxStore(StoreBase):
         except Abort:
             return False
 
-    async def pending_outbox(self, limit: int = 200) -> list[OutboxRow]:
+    async def pending_outbox(
+        self, limit: int = 200, *, platforms: frozenset[str] | None = None
+    ) -> list[OutboxRow]:
         """Pending rows in id order, due or not, claimed or not: the deliverer keeps each room's
-        order, so a row that must wait holds back the rows after it in its room."""
+        order, so a row that must wait holds back the rows after it in its room. `platforms`:
+        only the rooms of those platforms (a process delivers only what it serves)."""
+        where, args = _of_platforms(platforms)
         rows = await self._rows(
             "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
-            " JOIN rooms r ON r.key = o.room WHERE o.status='pending' ORDER BY o.id LIMIT ?",
-            (limit,),
+            f" JOIN rooms r ON r.key = o.room WHERE o.status='pending'{where}"
+            " ORDER BY o.id LIMIT ?",
+            (*args, limit),
         )
         return [to_outbox(r) for r in rows]
 
@@ -50,8 +55,13 @@ class OutboxStore(StoreBase):
         rows = await self._rows(sql + " ORDER BY o.id", args)
         return [to_outbox(r) for r in rows]
 
-    async def count_pending(self) -> int:
-        rows = await self._rows("SELECT COUNT(*) FROM outbox WHERE status='pending'")
+    async def count_pending(self, *, platforms: frozenset[str] | None = None) -> int:
+        where, args = _of_platforms(platforms)
+        rows = await self._rows(
+            "SELECT COUNT(*) FROM outbox o JOIN rooms r ON r.key = o.room"
+            f" WHERE o.status='pending'{where}",
+            args,
+        )
         return int(rows[0][0])
 
     async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
@@ -83,3 +93,13 @@ class OutboxStore(StoreBase):
                 " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
                 (error[:2000], retry_at, give_up, row_id),
             )
+
+
+def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...]]:
+    """A SQL condition on `r.platform` (placeholders only) and its arguments; none for None."""
+    if platforms is None:
+        return "", ()
+    names = tuple(sorted(platforms))
+    if not names:
+        return " AND 0", ()
+    return f" AND r.platform IN ({','.join('?' * len(names))})", names

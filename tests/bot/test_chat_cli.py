@@ -92,19 +92,33 @@ def test_serve_without_tokens_is_the_console(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
-def test_serve_with_a_token_says_the_adapter_is_not_there_yet(tmp_path: Path) -> None:
+def test_serve_with_a_slack_token_slack_refuses_says_so_and_exits(tmp_path: Path) -> None:
+    """The Slack adapter is there now: serve checks the token with auth.test first, and a Web
+    API it cannot reach (a closed port on loopback here) is a clear error, not a silent bot."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]  # nobody listens there once the socket is closed
     done = subprocess.run(
         [str(TRIBUNAL), "serve"],
         input="/status\n",
         capture_output=True,
         text=True,
-        env=_env(tmp_path, SLACK_BOT_TOKEN="xoxb-not-real", SLACK_APP_TOKEN="xapp-not-real"),
+        env=_env(
+            tmp_path,
+            SLACK_BOT_TOKEN="xoxb-not-real",
+            SLACK_APP_TOKEN="xapp-not-real",
+            SLACK_API_URL=f"http://127.0.0.1:{closed}/api/",
+        ),
         timeout=60,
     )
-    assert done.returncode == 0, done.stderr
-    assert "slack configured, but the adapters are not yet available" in done.stderr
+    assert done.returncode == 78, done.stderr
+    assert f"slack: the Web API at http://127.0.0.1:{closed}/api/" in done.stderr
+    assert "auth.test" in done.stderr
     assert "xoxb-not-real" not in done.stderr + done.stdout
-    assert done.stdout.startswith("Tribunal console")
+    assert "xapp-not-real" not in done.stderr + done.stdout
+    assert not done.stdout.startswith("Tribunal console")  # Slack was asked for, not the console
 
 
 @pytest.mark.claude

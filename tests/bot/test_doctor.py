@@ -21,8 +21,10 @@ import pytest
 
 from bot.cli import main
 from bot.doctor import claude_binary, run_doctor
+from bot.slack.manifest import bot_scopes
 from rooms.store import Store
 from rooms.store.schema import LATEST
+from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, fake_slack_in_thread
 
 NOWHERE = "unix:///nonexistent/tribunal-test/docker.sock"
 
@@ -198,15 +200,72 @@ def test_slack_group_without_token_fails(healthy: Path) -> None:
 def test_slack_needs_socket_mode_or_http_mode(
     healthy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
-    status, lines = doctor()
-    assert status == 1
-    assert lines["platforms"].startswith("set SLACK_APP_TOKEN (Socket Mode)")
-    monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-test")
-    status, lines = doctor()
+    with fake_slack_in_thread() as fake:
+        monkeypatch.setenv("SLACK_API_URL", fake.api_url)  # the tokens are checked there
+        monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+        status, lines = doctor()
+        assert status == 1
+        assert lines["platforms"].startswith("set SLACK_APP_TOKEN (Socket Mode)")
+        monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+        status, lines = doctor()
     assert status == 0
     assert lines["platforms"] == "ok (slack (Socket Mode), and the console room)"
-    assert "xoxb-test" not in str(lines) and "xapp-test" not in str(lines)
+    assert BOT_TOKEN not in str(lines) and APP_TOKEN not in str(lines)
+
+
+def test_slack_tokens_are_checked_with_auth_test_and_missing_scopes_named(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with fake_slack_in_thread() as fake:
+        api_url = fake.api_url
+        monkeypatch.setenv("SLACK_API_URL", api_url)
+        monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+        monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+        status, lines = doctor()
+        assert status == 0
+        assert lines["slack bot token"] == (
+            "ok (tribunal (UBOT) in team T1, every scope the manifest asks for)"
+        )
+        assert lines["slack app token"] == "ok (Socket Mode connections open)"
+        assert {c.method for c in fake.calls} == {"auth.test", "apps.connections.open"}
+
+        # An app installed before files:write and chat:write.customize were added.
+        fake.scopes = [s for s in bot_scopes() if s not in ("files:write", "chat:write.customize")]
+        status, lines = doctor()
+        assert status == 1
+        assert lines["slack bot token"].startswith(
+            "tribunal (UBOT) in team T1 lacks the scopes chat:write.customize, files:write:"
+        )
+        assert "bot/slack/manifest.yaml" in lines["slack bot token"]
+
+        # A revoked bot token, and an app token Slack refuses.
+        monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-revoked")
+        monkeypatch.setenv("SLACK_APP_TOKEN", "xapp-wrong")
+        status, lines = doctor()
+    assert status == 1
+    assert lines["slack bot token"] == f"auth.test at {api_url} failed: invalid_auth"
+    assert lines["slack app token"].startswith("apps.connections.open failed: invalid_auth")
+    assert "xoxb-revoked" not in str(lines) and "xapp-wrong" not in str(lines)
+
+
+def test_an_unreachable_slack_api_fails_the_check(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    monkeypatch.setenv("SLACK_API_URL", f"http://127.0.0.1:{closed}/api/")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+    monkeypatch.setenv("TRIBUNAL_HTTP_PORT", "3000")
+    status, lines = doctor()
+    assert status == 1
+    assert lines["slack bot token"].startswith(
+        f"auth.test at http://127.0.0.1:{closed}/api/ failed:"
+    )
+    assert "slack app token" not in lines  # HTTP mode: no app token to check
 
 
 # -- the engine, through the real docker SDK ---------------------------------------------------

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.render import answer_hint, escalation_id, open_fence, plain, split_text
+from bot.render import (
+    answer_hint,
+    escalation_id,
+    file_note,
+    open_fence,
+    plain,
+    split_text,
+    too_long_for_messages,
+)
 from rooms.model import Action, Outbound, RoomRef
 
 ROOM = RoomRef("console", "local", "1")
@@ -100,3 +108,19 @@ def test_agent_text_cannot_drive_the_terminal_into_another_role(forged: str) -> 
     shown = plain(Outbound(room=ROOM, text="DONE\n" + forged, persona="owner"))
     assert "\x1b" not in shown and "\x07" not in shown and "\x08" not in shown
     assert not any(line.startswith("[arbiter]") for line in shown.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("pieces", "max_pieces", "as_file"),
+    [(1, 4, False), (4, 4, False), (5, 4, True), (40, 4, True), (2, 1, True)],
+)
+def test_a_text_of_more_pieces_than_the_most_goes_as_a_file(
+    pieces: int, max_pieces: int, as_file: bool
+) -> None:
+    assert too_long_for_messages(["x"] * pieces, max_pieces) is as_file
+
+
+def test_the_file_note_says_how_long_the_whole_text_is() -> None:
+    assert file_note(30_000) == (
+        "(… 30,000 characters in all: the whole text is in the file below.)"
+    )

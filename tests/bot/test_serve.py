@@ -146,6 +146,11 @@ def test_the_console_is_served_when_no_other_platform_is(settings: Settings) -> 
 def test_a_token_without_an_adapter_in_this_build_is_named_and_the_console_opens(
     settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import bot.adapter
+
+    # A build without the Discord adapter: its factory is not registered.
+    without = {p: f for p, f in bot.adapter.registered().items() if p != "discord"}
+    monkeypatch.setattr(bot.adapter, "_FACTORIES", without)
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "not-a-real-token")
     with_token = load_settings(env_file=None)
     assert unavailable_platforms(with_token) == ["discord"]
@@ -159,7 +164,8 @@ def test_a_served_platform_replaces_the_console(
     and no console."""
     import bot.adapter
 
-    monkeypatch.setattr(bot.adapter, "_FACTORIES", dict(bot.adapter.registered()))
+    others = {p: f for p, f in bot.adapter.registered().items() if p != "discord"}
+    monkeypatch.setattr(bot.adapter, "_FACTORIES", others)
     made = RecordingAdapter("discord")
     bot.adapter.register("discord", lambda s: made if s.discord_bot_token is not None else None)
     assert [a.platform for a in configured_adapters(settings)] == ["console"]

@@ -164,6 +164,17 @@ async def test_overruling_a_unanimous_tally_needs_a_reason_which_the_ruling_carr
         assert verdict.ruling.override_reason.startswith("both references assumed")
         posted = next(t for t in kit.platform.texts() if t.startswith("⚖️ Ruling: PROCEED"))
         assert "Overrules the references' unanimous REVISE: both references assumed" in posted
+        # The ruling card says so too, with the references one line each.
+        [card] = [
+            p.message.card
+            for p in kit.platform.messages()
+            if p.message.card is not None and p.message.card.kind == "ruling"
+        ]
+        sections = dict(card.sections)
+        assert sections["Overrules the references"].startswith("both references assumed")
+        [listed] = [body for heading, body in card.sections if heading.startswith("References")]
+        assert sorted(line[:5] for line in listed.splitlines()) == ["- R1 ", "- R2 "]
+        assert "a (model-a): REVISE" in listed and "b (model-b): REVISE" in listed
         record = Path(verdict.record_path or "").read_text()
         assert "Overrules the references' unanimous REVISE" in record
 

@@ -157,3 +157,64 @@ async def test_one_event_handed_to_both_engines_opens_one_task(tmp_path: Path) -
             await e.stop()
         for s in stores:
             await s.close()
+
+
+class AnyPlatformPolicies:
+    """Every room is the one group's, whatever its platform."""
+
+    def for_room(self, room: RoomRef) -> GroupPolicy | None:
+        return GroupPolicy(name="g", approvers=frozenset({"boss"}))
+
+
+async def test_engines_of_two_platforms_each_drive_and_deliver_only_their_own(
+    tmp_path: Path,
+) -> None:
+    """A Slack process and a console process on one database: neither runs the other's turns,
+    posts the other's messages, or even tries (no failed attempt is recorded on a row)."""
+    path = str(tmp_path / "shared.db")
+    setup = await Store.open(path)
+    for platform in ("slack", "console"):
+        for n in range(3):
+            room = RoomRef(platform, "C1", f"T{n}")
+            draft = OutboxDraft(f"ack:{platform}:{n}", room, f"opened on {platform}")
+            await setup.open_task(
+                room, "g", f"{platform} task {n}", "alice", time.time(), outbox=[draft]
+            )
+    await setup.close()
+    stores = [await Store.open(path), await Store.open(path)]
+    runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
+    platforms = [RecordingPlatform(), RecordingPlatform()]
+    served = ["slack", "console"]
+    engines = [
+        Engine(
+            stores[i],
+            runners[i],
+            platforms[i],
+            AnyPlatformPolicies(),
+            engine_id=f"E{i}",
+            lease_s=0.6,
+            platforms=[served[i]],
+        )
+        for i in range(2)
+    ]
+    try:
+        await asyncio.gather(*(e.start() for e in engines))
+        async with asyncio.timeout(60):
+            await asyncio.gather(*(e.idle() for e in engines))
+        for i, platform in enumerate(served):
+            prompts = [c.prompt for c in runners[i].calls]
+            assert prompts and all(f"{platform} task" in p for p in prompts)
+            assert all(p.message.room.platform == platform for p in platforms[i].posts)
+            assert all(m.room.platform == platform for m in platforms[i].attempts)
+        rows = await stores[0].outbox()
+        assert rows and all(r.status == "sent" and r.last_error is None for r in rows)
+        assert all(r.attempts == 1 for r in rows)  # nobody tried a row it does not serve
+        for task_id in range(1, 7):
+            task = await stores[0].task(task_id)
+            assert task is not None and task.status == "closed"
+        assert await stores[0].count_pending(platforms=frozenset({"slack"})) == 0
+    finally:
+        for e in engines:
+            await e.stop()
+        for s in stores:
+            await s.close()

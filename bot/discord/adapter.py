@@ -1,0 +1,346 @@
+"""The Discord adapter (DESIGN §7): discord.py's Gateway in, its REST API out.
+
+In: a message in one of our rooms becomes an `Inbound` for `Engine.handle`, each in a task of
+its own. A mention at the top of a registered channel first opens a thread from that message
+(the task's room). Our own and other bots' messages are not handed on. An event the store has
+seen (the Gateway replays events after a resume) is dropped before anything is done for it.
+
+A click on an answer button is deferred at once (Discord wants an answer within 3 s), then
+handed to the engine as it came: who may decide is the engine's business, never ours, and its
+refusals and stale replies come back through the outbox as ephemeral follow-ups of the click.
+When the event decided the room's open question (a click, or an approver's reply in the
+thread), the question's card is edited to show who decided what and when, without buttons.
+Whether it decided is read from the store, never guessed here.
+
+Out: `deliver` posts through `Poster` (personas, cards, pieces, files, ephemeral replies), and
+edits in place through `EditPacer`, coalesced to Discord's pace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Literal
+
+import discord
+
+from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
+from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
+from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
+from bot.discord.look import decided_embed
+from bot.discord.poster import NO_PINGS, Poster
+from bot.settings_sections import SettingsError
+from rooms.model import Inbound, Outbound
+from rooms.records import Escalation
+
+if TYPE_CHECKING:
+    from rooms.engine import Engine
+
+log = logging.getLogger(__name__)
+THREAD_ARCHIVE_MIN: Literal[10080] = 10080  # a week: tasks can wait for people that long
+READY_TIMEOUT_S = 60.0
+_REMEMBERED_CHANNELS = 10_000
+_THREAD_EXISTS = 160004  # Discord: "A thread has already been created for this message"
+
+
+def thread_name(text: str) -> str:
+    first = " ".join(text.split())[:80] or "task"
+    return f"Tribunal: {first}"
+
+
+class DiscordAdapter:
+    platform = PLATFORM
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        channels: frozenset[str],
+        api_url: str | None = None,
+        max_ratelimit_timeout: float = MAX_RATELIMIT_WAIT_S,
+        guild_ready_timeout: float = 2.0,
+        edit_interval: float = EDIT_INTERVAL_S,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.token = token
+        self.channels = channels
+        self.api_url = api_url
+        self.wall = wall
+        self.client = TribunalClient(
+            on_message=self._on_message,
+            on_click=self._on_click,
+            max_ratelimit_timeout=max_ratelimit_timeout,
+            guild_ready_timeout=guild_ready_timeout,
+        )
+        self.poster = Poster(self.client)
+        self.pacer = EditPacer(self.poster.edit, interval=edit_interval)
+        self._engine: Engine | None = None
+        self._gateway: asyncio.Task[None] | None = None
+        self._stack = contextlib.ExitStack()
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
+        self._stopping = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, engine: Engine) -> None:
+        """Log in, connect to the Gateway, and return once it is ready (raises when the token is
+        refused or the Gateway closes first)."""
+        self._engine = engine
+        self._stack.enter_context(api_base(self.api_url))
+        try:
+            try:
+                await self.client.login(self.token)
+            except discord.LoginFailure:
+                raise SettingsError([TOKEN_REFUSED]) from None
+            self._gateway = asyncio.create_task(self.client.connect(), name="discord-gateway")
+            ready = asyncio.create_task(self.client.wait_until_ready())
+            done, _ = await asyncio.wait(
+                {ready, self._gateway}, timeout=READY_TIMEOUT_S, return_when="FIRST_COMPLETED"
+            )
+            if ready not in done:
+                ready.cancel()
+                if self._gateway in done:
+                    _raise_ended(self._gateway)
+                    raise ConnectionError("discord: the Gateway closed before it was ready")
+                raise TimeoutError("discord: the Gateway was not ready in time")
+        except BaseException:
+            await self.stop()
+            raise
+        log.info("discord: connected as %s", self.client.user)
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if not self.client.is_closed():
+            await self.client.close()
+        if self._gateway is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._gateway
+            self._gateway = None
+        await self.drain()
+        await self.pacer.close()
+        self._stack.close()
+        self._engine = None
+
+    async def finished(self) -> None:
+        """Returns when the Gateway connection has ended for good (discord.py reconnects and
+        resumes by itself; it ends on a refused token or intent), raising what ended it, so
+        `serve` ends and a service manager can restart it, rather than run deaf."""
+        gateway = self._gateway
+        if gateway is None:
+            return
+        await asyncio.wait({gateway})
+        if self._stopping:
+            return  # stopped on purpose
+        _raise_ended(gateway)
+        raise ConnectionError("discord: the Gateway connection ended")
+
+    async def drain(self) -> None:
+        """Wait until every event received so far has been handled and every edit sent."""
+        while self._inflight:
+            await asyncio.gather(*list(self._inflight), return_exceptions=True)
+        await self.pacer.drain()
+
+    # -- inbound ---------------------------------------------------------------------------------
+
+    async def _on_message(self, message: discord.Message) -> None:
+        engine = self._engine
+        if engine is None or message.author.bot or message.webhook_id is not None:
+            return  # our own posts come back through the Gateway too; bots never steer a task
+        if isinstance(message.channel, discord.PartialMessageable) and message.guild is not None:
+            self._spawn(self._uncached(engine, message), f"discord:{message.id}")
+            return
+        inbound = message_inbound(message, self.client.user, self.channels)
+        if inbound is None or inbound.from_bot:
+            return
+        self._spawn(self._message(engine, message, inbound), inbound.event_id)
+
+    async def _uncached(self, engine: Engine, message: discord.Message) -> None:
+        """A message in a channel this process has not seen: a thread archived before it
+        started (Discord lists only active threads at connect). Ask Discord what it is, once."""
+        channel_id = message.channel.id
+        if channel_id in self._not_ours:
+            return
+        try:
+            channel = await self.client.fetch_channel(channel_id)
+        except discord.HTTPException as exc:
+            log.info("discord: cannot look up channel %s: %s", channel_id, exc)
+            return
+        if not (isinstance(channel, discord.Thread) and str(channel.parent_id) in self.channels):
+            self._not_ours.add(channel_id)
+            while len(self._not_ours) > _REMEMBERED_CHANNELS:
+                self._not_ours.pop()
+            return
+        message.channel = channel
+        inbound = message_inbound(message, self.client.user, self.channels)
+        if inbound is not None and not inbound.from_bot:
+            await self._message(engine, message, inbound)
+
+    async def _message(self, engine: Engine, message: discord.Message, inbound: Inbound) -> None:
+        if is_top_level(message, self.channels):
+            if await engine.ctx.store.seen_event(inbound.event_id):
+                return  # replayed by the Gateway (a resume): its thread exists, its task too
+            if not await self._open_thread(message, inbound.text):
+                return  # no room without a thread; nothing was handed on
+        # The engine drops an event id it has seen (a replayed thread reply) by itself.
+        decided = await self._decide(engine, inbound)
+        if decided is not None:
+            await self._show_decided_card(engine, decided)
+
+    async def _open_thread(self, message: discord.Message, text: str) -> bool:
+        """The task's thread, started from the mention; False (and the person told why, in the
+        channel) when the bot may not create threads there."""
+        try:
+            await message.create_thread(
+                name=thread_name(text), auto_archive_duration=THREAD_ARCHIVE_MIN
+            )
+        except discord.Forbidden:
+            log.warning("discord: no permission to create threads in %s", message.channel.id)
+            with contextlib.suppress(discord.HTTPException):
+                await message.reply(
+                    "I cannot open a thread for this here: I need Create Public Threads and "
+                    "Send Messages in Threads in this channel (`tribunal doctor` lists what is "
+                    "missing).",
+                    mention_author=False,
+                    allowed_mentions=NO_PINGS,
+                )
+            return False
+        except discord.HTTPException as exc:
+            if exc.code != _THREAD_EXISTS:
+                raise
+        return True
+
+    async def _on_click(
+        self, interaction: discord.Interaction[Any], action: str, value: str
+    ) -> None:
+        await interaction.response.defer()  # first: the 3 s deadline
+        engine = self._engine
+        inbound = click_inbound(interaction, action, value, self.channels)
+        if engine is None or inbound is None:
+            await interaction.followup.send(
+                "This button is not in a Tribunal room.", ephemeral=True
+            )
+            return
+        self.poster.clicked(inbound.event_id, interaction)
+        decided = await self._decide(engine, inbound)
+        if decided is None or decided.id != _int(value):
+            return
+        self.poster.cards.pop(decided.id, None)
+        try:
+            await interaction.edit_original_response(
+                embed=decided_embed(decided, self.wall()), view=None, allowed_mentions=NO_PINGS
+            )
+        except discord.HTTPException as exc:  # the decision stands; only its display is late
+            log.warning("discord: could not edit the card of escalation %s: %s", decided.id, exc)
+
+    async def _decide(self, engine: Engine, inbound: Inbound) -> Escalation | None:
+        """Hand the event to the engine; the room's question it decided, if it did. One event per
+        room at a time, so of two racing clicks only the one that won sees itself as the one."""
+        store = engine.ctx.store
+        async with self._room_lock(inbound.room.key):
+            before = await engine.open_escalation(inbound.room)
+            await engine.handle(inbound)
+            if before is None:
+                return None
+            after = await store.escalation(before.id)
+        if after is None or after.status == "open" or after.answered_by != inbound.user:
+            return None
+        return after
+
+    async def _show_decided_card(self, engine: Engine, decided: Escalation) -> None:
+        """The card of a question decided by a reply: the one this process posted, or, after a
+        restart, the one the outbox recorded as sent for it."""
+        where = self.poster.cards.pop(decided.id, None) or await _posted_card(engine, decided.id)
+        if where is None:
+            log.info("discord: card of escalation %s not found; left as it is", decided.id)
+            return
+        thread, message_id = where
+        partial = self.client.get_partial_messageable(int(thread)).get_partial_message(
+            int(message_id)
+        )
+        try:
+            await partial.edit(
+                embed=decided_embed(decided, self.wall()), view=None, allowed_mentions=NO_PINGS
+            )
+        except discord.HTTPException as exc:
+            log.warning("discord: could not edit the card of escalation %s: %s", decided.id, exc)
+
+    @contextlib.asynccontextmanager
+    async def _room_lock(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
+        self._room_locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._room_locks[key]
+            if users <= 1:
+                del self._room_locks[key]
+            else:
+                self._room_locks[key] = (lock, users - 1)
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=f"discord-inbound-{name}")
+        self._inflight.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._inflight.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("discord: handling %s failed", task.get_name(), exc_info=task.exception())
+
+    # -- outbound --------------------------------------------------------------------------------
+
+    async def deliver(self, message: Outbound) -> str | None:
+        if message.edit_of is not None:
+            await self.pacer.edit(message)
+            return message.edit_of
+        posted = await self.poster.post(message)
+        self.pacer.posted(posted)
+        return posted
+
+    async def mode(self, channel_id: str) -> str:
+        """How roles speak in a channel: "webhooks" or "embeds" (doctor, tests)."""
+        return await self.poster.mode(channel_id)
+
+
+async def _posted_card(engine: Engine, escalation_id: int) -> tuple[str, str] | None:
+    """(thread, message id) of the card the outbox posted for an escalation (rare: a decision
+    by reply after a restart; the store has no lookup by key, so the sent rows are read)."""
+    key = f"escalation:{escalation_id}"
+    for row in await engine.ctx.store.outbox(status="sent"):
+        if row.key == key and row.message_id and row.room.platform == PLATFORM:
+            return row.room.thread, row.message_id.rpartition(":")[2]
+    return None
+
+
+TOKEN_REFUSED = (
+    "settings: discord: Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal "
+    "(Bot → Reset Token), set it again, check with `tribunal doctor`"
+)
+INTENT_REFUSED = (
+    "settings: discord: turn on Message Content Intent (developer portal → Bot → Privileged "
+    "Gateway Intents): Discord refused it"
+)
+_AUTHENTICATION_FAILED = 4004  # Gateway close code: the token is not (or no longer) valid
+
+
+def _raise_ended(gateway: asyncio.Task[None]) -> None:
+    """Raise what ended the Gateway task: a settings error a person can act on where it is one."""
+    if gateway.cancelled():
+        raise ConnectionError("discord: the Gateway connection was cancelled")
+    exc = gateway.exception()
+    if isinstance(exc, discord.PrivilegedIntentsRequired):
+        raise SettingsError([INTENT_REFUSED]) from None
+    if isinstance(exc, discord.ConnectionClosed) and exc.code == _AUTHENTICATION_FAILED:
+        raise SettingsError([TOKEN_REFUSED]) from None
+    if exc is not None:
+        raise exc
+
+
+def _int(value: str) -> int | None:
+    return int(value) if value.isdigit() else None

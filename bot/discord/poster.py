@@ -1,0 +1,272 @@
+"""Posting and editing in Discord: each `Outbound` into its room's thread under its persona.
+
+Roles speak through a webhook of the room's channel, with the role's name and avatar, into the
+thread. When the bot may not manage webhooks there (or the webhook is refused), they speak as
+the bot with an embed labelled with the role's name and colour. Tribunal itself and every card
+with buttons are posted by the bot (only the bot's own messages carry buttons that come back to
+it as interactions). A reply meant for one person answers their click as an ephemeral
+follow-up; with no click to answer it is posted in the thread.
+
+The id returned for a message says how to edit it: `b:<id>` the bot's text, `l:<id>` the bot's
+labelled embed, `w:<webhook>:<id>` a webhook's message, `e:<id>` ephemeral (not editable).
+Mentions in posted text never ping anyone (`AllowedMentions.none()`): an agent cannot page a
+channel. Rate limits are discord.py's; a wait beyond `max_ratelimit_timeout` raises, and the
+outbox retries the message later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Any
+
+import discord
+
+from bot.discord.buttons import decision_view
+from bot.discord.client import MAX_RATELIMIT_WAIT_S
+from bot.discord.look import (
+    CONTENT_LIMIT,
+    card_embed,
+    clip,
+    is_card,
+    labelled,
+    named,
+    parts,
+    persona,
+)
+from bot.render import escalation_id
+from rooms.model import Outbound, RoomRef
+
+log = logging.getLogger(__name__)
+WEBHOOK_NAME = "Tribunal"
+NO_PINGS = discord.AllowedMentions.none()
+INTERACTION_LIFETIME_S = 14 * 60  # Discord's follow-up tokens live 15 minutes
+# discord.py waits out a webhook's 429 however long it is: a webhook post or edit is given up
+# after this (the bot's own posts raise at MAX_RATELIMIT_WAIT_S), and the outbox retries it.
+WEBHOOK_WAIT_S = MAX_RATELIMIT_WAIT_S + 5.0
+_REMEMBERED = 10_000
+
+
+@dataclass
+class _Partial:
+    """How far a multi-part post got, so a retry continues instead of posting twice."""
+
+    head: str | None = None
+    posted: int = 0
+
+
+class Poster:
+    def __init__(self, client: discord.Client, *, webhook_wait_s: float = WEBHOOK_WAIT_S) -> None:
+        self.client = client
+        self.webhook_wait_s = webhook_wait_s
+        self._hooks: dict[str, discord.Webhook | None] = {}
+        self._hook_lock = asyncio.Lock()
+        self._interactions: OrderedDict[str, tuple[float, discord.Interaction[Any]]] = OrderedDict()
+        self._delivered: OrderedDict[int, str] = OrderedDict()
+        self._partial: dict[int, _Partial] = {}
+        self.cards: dict[int, tuple[str, str]] = {}  # escalation id → (thread id, message id)
+
+    # -- what the adapter tells us ---------------------------------------------------------------
+
+    def clicked(self, event_id: str, interaction: discord.Interaction[Any]) -> None:
+        """A deferred click: replies to it (`in_reply_to`) go as its follow-ups."""
+        now = time.monotonic()
+        self._interactions[event_id] = (now, interaction)
+        while self._interactions:
+            oldest, _ = next(iter(self._interactions.values()))
+            if now - oldest < INTERACTION_LIFETIME_S and len(self._interactions) <= _REMEMBERED:
+                break
+            self._interactions.popitem(last=False)
+
+    async def mode(self, channel_id: str) -> str:
+        """ "webhooks" when roles speak through a webhook of the channel, else "embeds"."""
+        return "webhooks" if await self._webhook(channel_id) is not None else "embeds"
+
+    # -- posting ---------------------------------------------------------------------------------
+
+    async def post(self, message: Outbound) -> str:
+        if message.outbox_id and message.outbox_id in self._delivered:
+            return self._delivered[message.outbox_id]  # handed again: already in Discord
+        posted = await self._post(message)
+        if message.outbox_id:
+            self._partial.pop(message.outbox_id, None)
+            self._delivered[message.outbox_id] = posted
+            while len(self._delivered) > _REMEMBERED:
+                self._delivered.popitem(last=False)
+        return posted
+
+    async def _post(self, message: Outbound) -> str:
+        if message.persona == "tribunal" and not is_card(message):  # a card quotes agents
+            message = replace(message, text=named(message.text, self._role_ids(message.room)))
+        if message.private_to is not None:
+            interaction = self._interaction(message.in_reply_to)
+            if interaction is not None:
+                sent = await interaction.followup.send(
+                    clip(message.text, CONTENT_LIMIT),
+                    ephemeral=True,
+                    wait=True,
+                    allowed_mentions=NO_PINGS,
+                )
+                return f"e:{sent.id}"
+        if is_card(message):
+            return await self._card(message)
+        pieces, attach = parts(message.text)
+        if attach:
+            return await self._say(message, pieces[0], file=_file(message))
+        partial = _Partial()
+        if message.outbox_id:
+            partial = self._partial.setdefault(message.outbox_id, partial)
+        for index in range(partial.posted, len(pieces)):
+            posted = await self._say(message, pieces[index], part=index)
+            partial.head = partial.head or posted
+            partial.posted = index + 1
+        assert partial.head is not None
+        return partial.head
+
+    async def _card(self, message: Outbound) -> str:
+        embed, too_long = card_embed(message)
+        view = decision_view(message.actions)
+        file = _file(message) if too_long else None
+        posted = await self._say(message, None, embed=embed, view=view, file=file)
+        escalation = escalation_id(message.actions)
+        if escalation is not None and escalation.isdigit():
+            self.cards[int(escalation)] = (message.room.thread, posted.rpartition(":")[2])
+        return posted
+
+    async def _say(
+        self,
+        message: Outbound,
+        content: str | None,
+        *,
+        embed: discord.Embed | None = None,
+        view: discord.ui.View | None = None,
+        file: discord.File | None = None,
+        part: int = 0,
+    ) -> str:
+        """One message in the room's thread, under the message's persona. The bot's own posts
+        carry a nonce made of the outbox id and the part, which Discord enforces: a post handed
+        again after a crash (before it was marked sent) is not posted twice."""
+        room = message.room
+        extra: dict[str, Any] = {"allowed_mentions": NO_PINGS}
+        if file is not None:
+            extra["file"] = file
+        if message.persona != "tribunal" and view is None:
+            hook = await self._webhook(room.channel)
+            if hook is not None:
+                who = persona(message.persona)
+                if embed is not None:
+                    extra["embed"] = embed
+                try:
+                    async with asyncio.timeout(self.webhook_wait_s):
+                        sent = await hook.send(
+                            content or "",
+                            username=who.name,
+                            avatar_url=who.avatar_url,
+                            thread=discord.Object(id=int(room.thread)),
+                            wait=True,
+                            **extra,
+                        )
+                except (discord.Forbidden, discord.NotFound):
+                    self._hooks.pop(room.channel, None)  # look again on the retry
+                    raise
+                return f"w:{hook.id}:{sent.id}"
+            if embed is None and content is not None:
+                embed, content = labelled(message, content), None
+                kind = "l"
+            else:
+                kind = "b"
+        else:
+            kind = "b"
+        if embed is not None:
+            extra["embed"] = embed
+        if view is not None:
+            extra["view"] = view
+        if message.outbox_id:
+            extra["nonce"] = f"t{message.outbox_id}.{part}"  # Discord: at most 25 characters
+        sent_by_bot = await self.thread(room).send(content, **extra)
+        return f"{kind}:{sent_by_bot.id}"
+
+    def _role_ids(self, room: RoomRef) -> frozenset[str]:
+        channel = self.client.get_channel(int(room.channel))
+        guild = getattr(channel, "guild", None)
+        return frozenset(str(r.id) for r in guild.roles) if guild is not None else frozenset()
+
+    def thread(self, room: RoomRef) -> discord.PartialMessageable:
+        return self.client.get_partial_messageable(int(room.thread), type=None)
+
+    # -- editing ---------------------------------------------------------------------------------
+
+    async def edit(self, message: Outbound) -> None:
+        """Edit a message posted by `post` (the id it returned) to the message's text."""
+        assert message.edit_of is not None
+        kind, _, rest = message.edit_of.partition(":")
+        text = clip(message.text, CONTENT_LIMIT)
+        room = message.room
+        if kind == "w":
+            hook_id, _, message_id = rest.partition(":")
+            hook = await self._webhook(room.channel)
+            if hook is None or str(hook.id) != hook_id:
+                raise LookupError(f"the webhook that posted {message.edit_of} is gone")
+            async with asyncio.timeout(self.webhook_wait_s):
+                await hook.edit_message(
+                    int(message_id),
+                    content=text,
+                    thread=discord.Object(id=int(room.thread)),
+                    allowed_mentions=NO_PINGS,
+                )
+            return
+        if kind not in ("b", "l"):
+            raise ValueError(f"cannot edit message {message.edit_of!r}")
+        partial = self.thread(room).get_partial_message(int(rest))
+        if kind == "l":
+            await partial.edit(embed=labelled(message, text), allowed_mentions=NO_PINGS)
+        else:
+            await partial.edit(content=text, allowed_mentions=NO_PINGS)
+
+    # -- webhooks ----------------------------------------------------------------------------------
+
+    async def _webhook(self, channel_id: str) -> discord.Webhook | None:
+        if channel_id in self._hooks:
+            return self._hooks[channel_id]
+        async with self._hook_lock:
+            if channel_id not in self._hooks:
+                self._hooks[channel_id] = await self._find_webhook(channel_id)
+        return self._hooks[channel_id]
+
+    async def _find_webhook(self, channel_id: str) -> discord.Webhook | None:
+        """Our webhook of the channel (made once, found again after a restart), or None when
+        the bot may not manage the channel's webhooks."""
+        channel = self.client.get_channel(int(channel_id))
+        try:
+            if channel is None:
+                channel = await self.client.fetch_channel(int(channel_id))
+            if not isinstance(channel, discord.TextChannel):
+                return None
+            if not channel.permissions_for(channel.guild.me).manage_webhooks:
+                log.info("discord: no Manage Webhooks in %s: roles speak in embeds", channel_id)
+                return None
+            me = self.client.user
+            for hook in await channel.webhooks():
+                if hook.name == WEBHOOK_NAME and me is not None and hook.user == me and hook.token:
+                    return hook
+            return await channel.create_webhook(name=WEBHOOK_NAME, reason="Tribunal personas")
+        except discord.HTTPException as exc:  # refused, or the channel's 15 webhooks are taken
+            log.info("discord: no webhook in %s (%s): roles speak in embeds", channel_id, exc)
+            return None
+
+    def _interaction(self, event_id: str | None) -> discord.Interaction[Any] | None:
+        if event_id is None or event_id not in self._interactions:
+            return None
+        at, interaction = self._interactions[event_id]
+        if time.monotonic() - at > INTERACTION_LIFETIME_S:
+            return None
+        return interaction
+
+
+def _file(message: Outbound) -> discord.File:
+    name = f"{message.persona}-{message.outbox_id or 'message'}.md"
+    return discord.File(io.BytesIO(message.text.encode("utf-8")), filename=name)

@@ -1,0 +1,286 @@
+"""The Slack adapter (DESIGN §7): slack-bolt's AsyncApp in, slack_sdk's Web API out.
+
+In: `app_mention` and `message` events and clicks on our buttons become `Inbound` events for
+`Engine.handle`. Each is acknowledged at once and queued for a few workers (one event per room at
+a time), so Slack gets its answer well within 3 s whatever the engine does. Who may do what is
+the engine's business, never ours: a click is passed on as it came, and a refusal comes back as
+an outbound message.
+
+Out: `deliver` posts each `Outbound` in its room's thread under the role's persona
+(`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
+ephemeral message; `edit_of` becomes `chat.update`, paced by `EditPacer`; a "decided" card
+updates its escalation's card in place (who, what, when; no buttons). Rate limits (429 with
+Retry-After) and server errors are retried by slack_sdk's retry handlers; what still fails raises,
+and the outbox tries again later. A message handed again is not posted again (bot/slack/posting.py:
+the outbox id is in each post's metadata and read back after a restart).
+
+Socket Mode (an app token) is the default; HTTP mode serves `/slack/events` with bolt's
+signature check (bad or stale signatures get 401 and are not handled).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.settings_sections import SettingsError
+from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
+from bot.slack.edits import EditPacer, PacingClock
+from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
+from bot.slack.posting import Poster
+from bot.slack.text import escape
+from rooms.model import Inbound, Outbound
+
+if TYPE_CHECKING:
+    from rooms.engine import Engine
+
+log = logging.getLogger(__name__)
+EVENTS_PATH = "/slack/events"
+DEFAULT_API_URL = "https://slack.com/api/"
+Mode = Literal["socket", "http"]
+
+
+def make_client(
+    token: str,
+    api_url: str | None = None,
+    *,
+    rate_limit_retries: int = 3,
+    server_error_retries: int = 2,
+    backoff_s: float = 0.5,
+) -> AsyncWebClient:
+    """The Web API client: every call to `api_url` (SLACK_API_URL), rate limits (429, after
+    Retry-After) and server errors (500, 503, with backoff) retried before a call fails."""
+    base = (api_url or DEFAULT_API_URL).rstrip("/") + "/"
+    interval = BackoffRetryIntervalCalculator(backoff_factor=backoff_s)
+    handlers: list[AsyncRetryHandler] = [
+        AsyncConnectionErrorRetryHandler(interval_calculator=interval),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+        AsyncServerErrorRetryHandler(
+            max_retry_count=server_error_retries, interval_calculator=interval
+        ),
+    ]
+    return AsyncWebClient(token=token, base_url=base, retry_handlers=handlers)
+
+
+class SlackUnavailable(SettingsError):
+    """The token was refused or the Web API could not be reached when the adapter started."""
+
+
+@dataclass
+class SlackAdapter:
+    client: AsyncWebClient
+    mode: Mode = "socket"
+    app_token: str | None = None
+    signing_secret: str | None = None
+    http_port: int = 3000
+    http_host: str = "0.0.0.0"
+    clock: PacingClock | None = None
+    workers: int = 8  # events handled at once (each one's store writes; turns run elsewhere)
+    app: AsyncApp = field(init=False)
+    bound_port: int | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        if self.mode == "socket" and not self.app_token:
+            raise ValueError("Socket Mode needs an app token (SLACK_APP_TOKEN)")
+        if self.mode == "http" and not self.signing_secret:
+            raise ValueError("HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)")
+        self.app = AsyncApp(
+            client=self.client,
+            signing_secret=self.signing_secret or "",
+            request_verification_enabled=self.mode == "http",
+            # Our listeners only hand the event to a task of ours, so running them before the
+            # ack costs nothing and keeps the order of events as Slack sent them.
+            process_before_response=True,
+        )
+        self.app.event("app_mention")(self._on_mention)
+        self.app.event("message")(self._on_message)
+        self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(self._on_action)
+        self.pacer = EditPacer(self._update, self.clock)
+        self.poster = Poster(self.client, self.pacer.posted)
+        self._engine: Engine | None = None
+        self._socket: AsyncSocketModeHandler | None = None
+        self._http: web.AppRunner | None = None
+        # Events wait here for a few workers: the acks stay fast under a burst, because the
+        # backlog is a queue, not hundreds of tasks all competing with bolt for the loop.
+        self._queue: asyncio.Queue[tuple[Engine, Inbound]] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._unhandled = 0
+        self._room_locks: dict[str, tuple[asyncio.Lock, int]] = {}  # room key → lock, users
+
+    @property
+    def platform(self) -> str:
+        return PLATFORM
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, engine: Engine) -> None:
+        """Check the token (auth.test: a clear error now rather than a silent bot), then
+        connect: Socket Mode, or the HTTP listener."""
+        try:
+            me = await self.client.auth_test()
+        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
+            raise SlackUnavailable(
+                [f"slack: the Web API at {self.client.base_url} refused or failed auth.test: {exc}"]
+            ) from exc
+        self.poster.own = frozenset(
+            str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
+        )
+        self._engine = engine
+        self._workers = [
+            asyncio.create_task(self._work(), name=f"slack-inbound-{n}")
+            for n in range(self.workers)
+        ]
+        if self.mode == "socket":
+            self._socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+            return
+        self._http = web.AppRunner(self.app.web_app(path=EVENTS_PATH, port=self.http_port))
+        await self._http.setup()
+        site = web.TCPSite(self._http, self.http_host, self.http_port)
+        await site.start()
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
+        log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
+
+    async def stop(self) -> None:
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+            self._socket = None
+        if self._http is not None:
+            await self._http.cleanup()
+            self._http = None
+        await self.drain()
+        for worker in self._workers:
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        await self.pacer.close()
+        self._engine = None
+
+    async def drain(self) -> None:
+        """Wait until every event received so far has been handled by the engine."""
+        if self._workers:
+            await self._queue.join()
+
+    @property
+    def busy(self) -> bool:
+        """Events received and not yet handled."""
+        return self._unhandled > 0
+
+    # -- inbound ---------------------------------------------------------------------------------
+
+    async def _on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        self._hand_over(message_inbound(event, context.bot_user_id, mention=True))
+
+    async def _on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        self._hand_over(message_inbound(event, context.bot_user_id))
+
+    async def _on_action(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        self._hand_over(action_inbound(body))
+
+    def _hand_over(self, inbound: Inbound | None) -> None:
+        engine = self._engine
+        if inbound is None or engine is None:
+            return
+        if inbound.from_bot:
+            return  # the engine would drop it too; no need to look at the store for it
+        self._unhandled += 1
+        self._queue.put_nowait((engine, inbound))
+
+    async def _handle(self, engine: Engine, inbound: Inbound) -> None:
+        """Hand the event to the engine, one event per room at a time (in the order Slack sent
+        them). What it decides comes back through the outbox, the decided card included."""
+        async with self._room_lock(inbound.room.key):
+            await engine.handle(inbound)
+
+    @contextlib.asynccontextmanager
+    async def _room_lock(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._room_locks.get(key, (asyncio.Lock(), 0))
+        self._room_locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._room_locks[key]
+            if users <= 1:
+                del self._room_locks[key]
+            else:
+                self._room_locks[key] = (lock, users - 1)
+
+    async def _work(self) -> None:
+        while True:
+            engine, inbound = await self._queue.get()
+            try:
+                await self._handle(engine, inbound)
+            except Exception:  # one bad event must not stop the worker
+                log.exception("slack: handling %s failed", inbound.event_id)
+            finally:
+                self._unhandled -= 1
+                self._queue.task_done()
+
+    # -- outbound --------------------------------------------------------------------------------
+
+    async def deliver(self, message: Outbound) -> str | None:
+        known, delivered = self.poster.known(message.outbox_id)
+        if known:
+            return delivered  # handed again: already in Slack
+        if message.card is not None and message.card.kind == "decided":
+            await self._show_decided(message)
+            message = replace(message, card=None)  # the reply itself is posted as text
+        if message.edit_of is not None:
+            await self.pacer.edit(message)
+            delivered = message.edit_of
+        elif message.private_to is not None:
+            delivered = await self.poster.ephemeral(message, message.private_to)
+        else:
+            delivered = await self.poster.post(message)
+        self.poster.remember(message.outbox_id, delivered)
+        return delivered
+
+    async def _show_decided(self, message: Outbound) -> None:
+        """Update the decided escalation's card in place (who decided what and when, no
+        buttons): the card posted here, else the one found in the thread. Idempotent, so a
+        row handed again only draws the same card again. A card nowhere to be found is left."""
+        assert message.card is not None
+        ref = message.card.ref
+        escalation = int(ref) if ref is not None and ref.isdigit() else None
+        if escalation is None:
+            return
+        room = message.room
+        ts = await self.poster.card_of(room.channel, room.thread, escalation)
+        if ts is None:
+            log.info("slack: card of escalation %s not found; left as it is", escalation)
+            return
+        await self.client.chat_update(
+            channel=room.channel,
+            ts=ts,
+            text=escape(message.card.title),
+            blocks=decided_blocks(message.card),
+        )
+
+    async def _update(self, message: Outbound) -> None:
+        assert message.edit_of is not None
+        args = content_args(message, pieces(message.text)[0])
+        args.setdefault("blocks", [])  # an update without blocks removes the old ones (buttons)
+        await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)

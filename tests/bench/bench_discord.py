@@ -1,0 +1,216 @@
+"""Discord inbound: MESSAGE_CREATE events pushed by the fake Gateway, handled by the adapter into
+the engine, against bare discord.py dispatching the same payloads to a no-op `on_message`.
+
+    .venv/bin/python -m tests.bench.bench_discord [--latency 300] [--burst 1000]
+
+One process, one event loop, one fake Discord on loopback (tests/fakes/discord_api.py), the
+real discord.py client through `start()`-equivalent `login` + `connect`. A task is opened in a
+thread first (its owner's turn never ends), then each event is a person's reply in that thread:
+the adapter hands it to the engine, which stores it on the task (the event id recorded in the
+same transaction). Measured from the moment the fake writes the frame to the socket:
+
+- latency: one event at a time, until it is stored (adapter) / until `on_message` runs (bare);
+  p50 and p99 over `--latency` events;
+- throughput: `--burst` events written back to back, messages/s until the last is stored /
+  dispatched.
+
+The ratio row is adapter ÷ bare (latency) and bare ÷ adapter (throughput): how many times the
+bare dispatch the whole path costs, in the same run. A last row hands the same kind of Inbound
+to `Engine.handle` directly (no Gateway, no adapter): the engine's and store's share of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import discord
+
+from bot.adapter import Router
+from bot.discord import DiscordAdapter
+from bot.discord.client import api_base, intents
+from rooms.engine import Engine
+from rooms.model import GroupPolicy, Inbound, RoomRef
+from rooms.store import Store
+from tests.fakes.discord import ALICE, CHANNEL_ID, FakeDiscord
+from tests.fakes.runner import ScriptedRunner, hang
+
+
+class Arrivals:
+    """When each message id was done with (stored, or dispatched)."""
+
+    def __init__(self) -> None:
+        self.at: dict[int, float] = {}
+        self._changed = asyncio.Condition()
+
+    async def done(self, message_id: int) -> None:
+        self.at[message_id] = time.perf_counter()
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait(self, message_id: int) -> float:
+        async with self._changed:
+            await self._changed.wait_for(lambda: message_id in self.at)
+        return self.at[message_id]
+
+    async def wait_all(self, ids: list[int]) -> float:
+        async with self._changed:
+            await self._changed.wait_for(lambda: all(i in self.at for i in ids))
+        return max(self.at[i] for i in ids)
+
+
+class BareClient(discord.AutoShardedClient):
+    def __init__(self, arrivals: Arrivals) -> None:
+        super().__init__(intents=intents(), guild_ready_timeout=0.05)
+        self.arrivals = arrivals
+
+    async def on_message(self, message: discord.Message) -> None:
+        if not message.author.bot:
+            await self.arrivals.done(message.id)
+
+
+class OneGroup:
+    def __init__(self) -> None:
+        self.policy = GroupPolicy(name="bench", approvers=frozenset({str(ALICE)}))
+
+    def for_room(self, room: RoomRef) -> GroupPolicy | None:
+        return self.policy if room.channel == str(CHANNEL_ID) else None
+
+
+async def measure(
+    fake: FakeDiscord, thread: str, arrivals: Arrivals, latency_n: int, burst_n: int, tag: str
+) -> tuple[list[float], float]:
+    latencies = []
+    for i in range(latency_n):
+        sent = time.perf_counter()
+        message = await fake.say(ALICE, f"{tag} note {i}", channel=thread)
+        latencies.append(await arrivals.wait(int(message["id"])) - sent)
+    started = time.perf_counter()
+    ids = [
+        int((await fake.say(ALICE, f"{tag} burst {i}", channel=thread))["id"])
+        for i in range(burst_n)
+    ]
+    finished = await arrivals.wait_all(ids)
+    return latencies, burst_n / (finished - started)
+
+
+async def measure_engine(
+    engine: Engine, thread: str, latency_n: int, burst_n: int
+) -> tuple[list[float], float]:
+    """The engine's share: the same Inbound handed to `Engine.handle` directly, no Gateway."""
+    room = RoomRef("discord", str(CHANNEL_ID), thread)
+
+    def inbound(tag: str) -> Inbound:
+        return Inbound(room, str(ALICE), f"engine {tag}", event_id=f"bench:{tag}")
+
+    latencies = []
+    for i in range(latency_n):
+        sent = time.perf_counter()
+        await engine.handle(inbound(f"note {i}"))
+        latencies.append(time.perf_counter() - sent)
+    started = time.perf_counter()
+    for i in range(burst_n):
+        await engine.handle(inbound(f"burst {i}"))
+    return latencies, burst_n / (time.perf_counter() - started)
+
+
+async def start_client(client: discord.Client, token: str) -> asyncio.Task[None]:
+    await client.login(token)
+    task = asyncio.create_task(client.connect())
+    await client.wait_until_ready()
+    return task
+
+
+async def run(latency_n: int, burst_n: int) -> None:
+    fake = await FakeDiscord().start()
+    fake.echo = False
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(str(Path(tmp) / "bench.db"))
+        adapter = DiscordAdapter(
+            fake.token,
+            channels=frozenset({str(CHANNEL_ID)}),
+            api_url=fake.api_url,
+            guild_ready_timeout=0.05,
+        )
+        runner = ScriptedRunner({"owner": [hang()]})
+        engine = Engine(store, runner, Router([adapter]), OneGroup(), data_dir=tmp)
+        await engine.start()
+        await adapter.start(engine)
+        mention = await fake.say(ALICE, "a task that runs for the whole benchmark", mention=True)
+        thread = str(mention["id"])
+        await runner.wait_calls(1)
+        await adapter.drain()
+
+        stored = Arrivals()
+        handle: Callable[..., Any] = adapter._message
+
+        async def timed(engine: Engine, message: discord.Message, inbound: Any) -> None:
+            await handle(engine, message, inbound)
+            await stored.done(message.id)
+
+        adapter._message = timed  # type: ignore[method-assign]
+        ours = await measure(fake, thread, stored, latency_n, burst_n, "adapter")
+        messages = await store.messages(1)
+        assert len(messages) == latency_n + burst_n, (len(messages), "every event stored once")
+        engine_only = await measure_engine(engine, thread, latency_n, burst_n)
+        await adapter.stop()
+        await engine.stop()
+        await store.close()
+
+        dispatched = Arrivals()
+        bare = BareClient(dispatched)
+        with api_base(fake.api_url):
+            gateway = await start_client(bare, fake.token)
+            base = await measure(fake, thread, dispatched, latency_n, burst_n, "bare")
+            await bare.close()
+            await asyncio.gather(gateway, return_exceptions=True)
+    await fake.stop()
+    report(base, ours, engine_only, latency_n, burst_n)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+Result = tuple[list[float], float]
+
+
+def report(base: Result, ours: Result, engine_only: Result, latency_n: int, burst_n: int) -> None:
+    rows = [("bare discord.py → no-op on_message", base), ("adapter → engine → stored", ours)]
+    print(f"MESSAGE_CREATE handling: {latency_n} one at a time, then a burst of {burst_n}")
+    print(f"{'path':<38}{'p50 ms':>10}{'p99 ms':>10}{'mean ms':>10}{'msgs/s':>10}")
+    for name, (lat, rate) in rows:
+        print(
+            f"{name:<38}{pct(lat, 0.5):>10.2f}{pct(lat, 0.99):>10.2f}"
+            f"{statistics.mean(lat) * 1000:>10.2f}{rate:>10.0f}"
+        )
+    (bl, br), (ol, orate) = base, ours
+    print(
+        f"{'ratio (adapter / bare)':<38}{pct(ol, 0.5) / pct(bl, 0.5):>9.1f}x"
+        f"{pct(ol, 0.99) / pct(bl, 0.99):>9.1f}x{statistics.mean(ol) / statistics.mean(bl):>9.1f}x"
+        f"{br / orate:>9.1f}x"
+    )
+    el, erate = engine_only
+    print(
+        f"{'(Engine.handle alone, no Gateway)':<38}{pct(el, 0.5):>10.2f}{pct(el, 0.99):>10.2f}"
+        f"{statistics.mean(el) * 1000:>10.2f}{erate:>10.0f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=int, default=300)
+    parser.add_argument("--burst", type=int, default=1000)
+    args = parser.parse_args()
+    asyncio.run(run(args.latency, args.burst))
+
+
+if __name__ == "__main__":
+    main()
