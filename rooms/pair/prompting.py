@@ -28,8 +28,8 @@ _LINE_CHARS = 160  # characters of one quoted turn; the full output stays in the
 # otherwise overflow the model's context on every turn; the full text stays in the store.
 HUMAN_TEXT_LIMIT = 60_000
 _RESUMED = (
-    "You are resuming your session: it holds the task and the turns up to your last one. Below "
-    "are the people's messages, the rulings, and only the turns since."
+    "You are resuming your session: it holds the turns up to your last one. Below are the "
+    "people's messages, the rulings, and only the turns since."
 )
 
 
@@ -69,10 +69,9 @@ def build_prompt(
     rooms/judge/positions). `since`: the seq of the turn a resumed session last saw; only what
     came after it is quoted (rooms/pair/sessions)."""
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
-    parts = [f"# Tribunal task #{task.id}: you are the {role}"]
-    if since is None:
-        parts += ["## Task", task_text]
-    else:
+    # The task is quoted in every prompt, resumed or not: its size does not grow with rounds.
+    parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
+    if since is not None:
         parts.append(_RESUMED)
     if role == "owner":
         parts += _ruling_to_act_on(history)

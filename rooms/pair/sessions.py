@@ -9,8 +9,8 @@ each round. These bounds keep it flat:
   whose prompt is self-contained and bounded (the task, the people's messages, the rulings, the
   newest turns in full within `recent_chars`, the older ones one line each, capped);
 - a resumed turn is quoted only the turns since its own last turn in that session (the other
-  side's new turns; the people's messages and the rulings are always quoted whole): the session
-  already holds the rest, and sending it again would double it.
+  side's new turns; the task, the people's messages and the rulings are always quoted whole):
+  the session already holds the rest, and sending it again would double it.
 
 With outputs of at most O characters and a fresh prompt of at most P, a turn's input is at most
 P + session_turns × (P_delta + O), whatever the number of rounds (tests/rooms/test_sessions.py
