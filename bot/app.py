@@ -1,9 +1,11 @@
 """Wiring: Settings → Store, runner backend, policies, Engine, adapters.
 
 Every platform adapter (console, Slack, Discord) runs on the same engine and store through
-`open_app`; the engine drives and delivers for the adapters' platforms only. Model credentials
-reach a runner only per run, through `RunSpec.env`, and only those of the agent type that runs
-(Claude gets the Anthropic variables, Codex the OpenAI ones); chat platform tokens never do.
+`open_app`; the engine drives and delivers for the adapters' platforms only. With the docker
+backend, model keys never reach a runner: the credential proxy holds them and each run gets a
+token valid while it runs (bot/proxy.py). With the local backend they reach a runner only per
+run, through `RunSpec.env`, and only those of the agent type that runs (Claude gets the
+Anthropic variables, Codex the OpenAI ones). Chat platform tokens never do.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ __all__ = ["App", "CredentialedRunner", "make_backend", "model_env", "open_app"]
 
 
 def model_env(settings: Settings, backend: BackendKind) -> dict[str, dict[str, str]]:
-    """Per agent type, the variables its runner needs to reach its model (and its binary)."""
+    """Per agent type, the variables its runner needs to reach its model (and its binary). With
+    the docker backend, none: the credential proxy holds the keys and gives each run a token
+    (bot/proxy.py)."""
+    if backend == "docker":
+        return {"claude": {}, "codex": {}}
     claude: dict[str, str] = {}
     if settings.anthropic_api_key is not None:
         claude["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()

@@ -16,17 +16,22 @@ instance's containers (`close`) once the engine has stopped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from bot.proxy import container_endpoint, running_proxy
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import DockerBackend, connect
 from container.docker_pool import DockerConfig
 from container.local import LocalBackend
+from container.proxy.runner import ProxiedRunner
 from rooms.ports import Runner
 from runners.protocol import RunEvent, RunSpec
 
@@ -191,7 +196,7 @@ def _found(probe: EngineProbe) -> str:
     return f"the engine at {probe.where} has the image {probe.image}"
 
 
-def docker_config(settings: Settings) -> DockerConfig:
+def docker_config(settings: Settings, proxy_socket_dir: Path | None = None) -> DockerConfig:
     d = settings.docker
     return DockerConfig(
         image=d.image,
@@ -200,6 +205,7 @@ def docker_config(settings: Settings) -> DockerConfig:
         mem_limit=d.mem_limit,
         nano_cpus=d.nano_cpus,
         pids_limit=d.pids_limit,
+        proxy_socket_dir=str(proxy_socket_dir) if proxy_socket_dir else None,
     )
 
 
@@ -210,16 +216,24 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
     choice = choice or choose_backend(settings)
     if choice.kind == "docker":
         return make_docker_backend(settings)
-    homes = settings.data.resolve() / "homes"
-    homes.mkdir(parents=True, exist_ok=True)
-    # A home of our own under TRIBUNAL_DATA, so the agents' state stays out of the user's ~.
-    return LocalBackend(env={"HOME": str(homes)})
+    # A HOME per (group, role) of our own, so the agents' state stays out of the user's ~ and
+    # away from the data folder: an agent's HOME must not be where the database is.
+    homes = runner_homes(settings)
+    homes.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return LocalBackend(homes=str(homes))
 
 
-def make_docker_backend(settings: Settings) -> DockerBackend:
+def runner_homes(settings: Settings) -> Path:
+    """Where the local backend's runners get their HOMEs: the user's state folder
+    ($XDG_STATE_HOME, else ~/.local/state), per bot instance."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "tribunal" / settings.docker_instance / "homes"
+
+
+def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None) -> DockerBackend:
     return DockerBackend(
         connect(settings.docker_host),
-        docker_config(settings),
+        docker_config(settings, proxy_socket_dir),
         concurrency=settings.docker.concurrency,
     )
 
@@ -256,14 +270,22 @@ def announce(choice: BackendChoice, out: TextIO) -> None:
 async def running_backend(
     settings: Settings, *, warn: TextIO
 ) -> AsyncIterator[tuple[Runner, BackendChoice]]:
-    """The chosen backend, ready for turns; for docker, this instance's containers are adopted
-    on entry and removed on exit."""
+    """The chosen backend, ready for turns; for docker, the credential proxy is started and
+    this instance's containers are adopted on entry, and both are gone on exit."""
     choice = await asyncio.to_thread(choose_backend, settings)
     announce(choice, warn)
     if choice.kind == "local":
         yield make_backend(settings, choice), choice
         return
-    backend = make_docker_backend(settings)
+    async with contextlib.AsyncExitStack() as stack:
+        proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))
+        backend = await stack.enter_async_context(_running_docker(settings, socket_folder))
+        yield ProxiedRunner(backend, proxy, container_endpoint()), choice
+
+
+@asynccontextmanager
+async def _running_docker(settings: Settings, socket_folder: Path) -> AsyncIterator[Runner]:
+    backend = make_docker_backend(settings, socket_folder)
     try:
         reused, removed = await backend.start()
     except Exception as exc:  # the engine went away between the probe and now
@@ -281,10 +303,8 @@ async def running_backend(
         removed,
     )
     try:
-        ceilings = TimeoutCeiling(
-            backend, settings.docker.idle_timeout_s, settings.docker.hard_timeout_s
-        )
-        yield ceilings, choice
+        d = settings.docker
+        yield TimeoutCeiling(backend, d.idle_timeout_s, d.hard_timeout_s)
     finally:
         try:
             removed = await backend.close()

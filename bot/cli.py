@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -116,8 +117,15 @@ def _replay(args: argparse.Namespace) -> int:
     except OSError as exc:  # should the loader let one through: still a message, not a traceback
         print(f"tribunal replay: {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    for row in replay(transcript):
-        print(row.model_dump_json() if args.json else format_row(row))
+    try:
+        for row in replay(transcript):
+            print(row.model_dump_json() if args.json else format_row(row))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader left (`tribunal replay f | head`): end quietly, as other tools do. Python
+        # would flush stdout again at exit and complain; point it at /dev/null first.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return 0
 
 

@@ -7,7 +7,8 @@ itself, the message-content intent and the bot's permissions in each registered 
 bot/discord/doctor.py); the backend
 the bot would use and why (bot/backend.py: `auto` picks docker when the engine answers and has
 the image); the container engine (answers a ping: name, version, API version); the runner image
-(present, with its id); the runner binaries; the database (opens, schema at the latest
+(present, with its id); the runner binaries; on the docker backend, the containers' network
+and the workspaces' owner (bot/doctor_isolation.py); the database (opens, schema at the latest
 migration).
 
 The runner binaries are checked where the turns will run. On the local backend: claude from the
@@ -44,6 +45,7 @@ from bot.backend import (
     probe_engine,
     short_reason,
 )
+from bot.doctor_isolation import check_network, check_workspaces
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import connect
@@ -95,7 +97,17 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     yield check_engine(settings, probe)
     yield check_image(settings, probe)
     yield from check_runners(settings, kind, probe)
+    if kind == "docker":
+        yield from check_isolation(settings)
     yield check_database(settings)
+
+
+def check_isolation(settings: Settings) -> Iterator[Check]:
+    """The containers' network and the workspaces' owner (bot/doctor_isolation.py)."""
+    isolated, text = check_network(settings)
+    yield Check("network", isolated, text, required=False)
+    for name, ok, said in check_workspaces(settings):
+        yield Check(name, ok, said)
 
 
 def _describe(settings: Settings) -> str:

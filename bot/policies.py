@@ -7,7 +7,7 @@ A room belongs to the group whose platform and channel it lives in; the console 
 from __future__ import annotations
 
 from bot.settings import Settings
-from bot.settings_sections import GroupBase
+from bot.settings_sections import CONSOLE_GROUP, GroupBase
 from rooms.model import AgentConfig, GroupPolicy, RoomRef
 
 
@@ -33,6 +33,8 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         reference_deadline_s=group.reference_deadline_s,
         swap_check=group.arbiter.swap_check,
         allow_same_model=group.arbiter.allow_same_model,
+        # In the console room everything typed is for Tribunal: nothing to mention.
+        address="type" if name == CONSOLE_GROUP else GroupPolicy.address,
     )
 
 

@@ -227,13 +227,37 @@ def load_settings(
             raise SettingsError([f"settings: {config}: config file not found"])
         cls = _with_toml_file(config)
     try:
-        return cls(_env_file=env_file, **overrides)
+        settings = cls(_env_file=env_file, **overrides)
     except ValidationError as exc:
         raise SettingsError([f"settings: {line}" for line in describe_errors(exc)]) from None
     except ConfigFileError as exc:
         raise SettingsError([f"settings: {exc}"]) from None
     except LibrarySettingsError as exc:  # e.g. a nested env variable that is not valid JSON
         raise SettingsError([f"settings: {exc}"]) from None
+    inside = state_inside_workspaces(settings)
+    if inside:
+        raise SettingsError([f"settings: {line}" for line in inside])
+    return settings
+
+
+def state_inside_workspaces(settings: Settings) -> list[str]:
+    """The data folder and the database must lie outside every workspace: an owner may write
+    its workspace, and must not be able to edit the store (nor make every turn look like a
+    change to the work, as a database inside the workspace does)."""
+    state = {"data": settings.data.resolve(), "db": settings.db_path.resolve()}
+    problems = []
+    for name, _platform, _channel, group in settings.all_groups():
+        if group.workspace is None:
+            continue
+        workspace = group.workspace.resolve()
+        where = "console.workspace" if name == CONSOLE_GROUP else f"groups.{name}.workspace"
+        for field, path in state.items():
+            if path == workspace or workspace in path.parents:
+                problems.append(
+                    f"{field}: {path} lies inside the workspace {workspace} ({where}); "
+                    f"put it outside every workspace (TRIBUNAL_{field.upper()})"
+                )
+    return problems
 
 
 def _with_toml_file(path: Path) -> type[Settings]:

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_references import ReferenceSettings
-from rooms.model import Thresholds
+from rooms.judge.markers import Role
+from rooms.model import GroupPolicy, Thresholds
 from runners.protocol import AgentType
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -23,7 +24,6 @@ DEFAULT_ENV_FILE = Path(".env")
 CONSOLE_PLATFORM = "console"
 CONSOLE_CHANNEL = "local"
 CONSOLE_GROUP = "console"
-ROLES = ("owner", "reviewer", "arbiter")
 _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
@@ -80,12 +80,14 @@ class ThresholdSettings(_Section):
 class BudgetSettings(_Section):
     """Limits of one runner call (the task-wide budgets are ceilings in `thresholds`)."""
 
-    max_agent_turns: int = Field(40, ge=1)  # tool-use turns inside one agent turn
+    # tool-use turns inside one agent turn
+    max_agent_turns: int = Field(GroupPolicy.max_agent_turns, ge=1)
 
 
 class TimeoutSettings(_Section):
-    idle_s: float = Field(300.0, gt=0)  # no event from the runner for this long: the turn fails
-    hard_s: float = Field(1800.0, gt=0)  # wall-clock limit of one turn
+    # no event from the runner for this long: the turn fails
+    idle_s: float = Field(GroupPolicy.idle_timeout_s, gt=0)
+    hard_s: float = Field(GroupPolicy.hard_timeout_s, gt=0)  # wall-clock limit of one turn
 
 
 class GroupBase(_Section):
@@ -99,8 +101,8 @@ class GroupBase(_Section):
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()
-    prompts: dict[Literal["owner", "reviewer", "arbiter"], Path] = Field(default_factory=dict)
-    recent_turns: int = Field(6, ge=1)  # turn outputs quoted in each prompt
+    prompts: dict[Role, Path] = Field(default_factory=dict)
+    recent_turns: int = Field(GroupPolicy.recent_turns, ge=1)  # turn outputs quoted in each prompt
     # Context that does not grow (rooms/pair/sessions): how long an owner/reviewer session is
     # resumed (turns; characters of turn outputs it has read), and the characters of turns
     # quoted in full in a fresh prompt (older ones get one line each).
@@ -183,10 +185,11 @@ class DockerSettings(_Section):
     """The Docker backend (container/): image, per-container limits, network and instance. The
     engine address is `DOCKER_HOST` (Settings.docker_host).
 
-    `network_mode`: the network of the runner containers. The default "bridge" lets the agents
-    reach anything the host can; production should use a network of its own whose egress reaches
-    only the model APIs (or "none" plus a host-side credential proxy). Tests use "host" so that
-    the fake model APIs on 127.0.0.1 are reachable.
+    `network_mode`: the network of the runner containers. The default "none" gives them no
+    network at all but their own loopback: the agents reach the model APIs only through the
+    bot's credential proxy, whose unix socket each container mounts (bot/proxy.py). Any other
+    value ("bridge", "host", a network name) opts out of that egress isolation (the keys still
+    stay out: the proxy is used either way); `tribunal doctor` warns about it.
 
     `instance`: the `tribunal.instance` label value that marks this bot's containers. A restarted
     bot finds (reuses or removes) the containers of its own instance and leaves other bots'
@@ -203,7 +206,7 @@ class DockerSettings(_Section):
     idle_timeout_s: float = Field(300.0, gt=0)
     hard_timeout_s: float = Field(1800.0, gt=0)
     concurrency: int = Field(5, ge=1)
-    network_mode: str = Field("bridge", min_length=1)
+    network_mode: str = Field("none", min_length=1)
     instance: str | None = None
 
     @field_validator("instance")

@@ -9,6 +9,9 @@ Implements the rooms `Runner` port structurally. Per turn:
    the run's environment on the exec only: a change of model or key needs no new container;
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
+An owner's turn whose workspace the container user cannot write fails at once with `setup` and
+the `chown` to run (container/workspace_access.py), instead of running with every edit refused.
+
 Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
 list shared with the LocalBackend (container/limits.py: `SLACK_*`, `DISCORD_*`, `DOCKER_*`,
 `*_BOT_TOKEN`, `*_APP_TOKEN`, `*_SIGNING_SECRET`): platform tokens never enter a container.
@@ -22,9 +25,13 @@ turn; blank lines ignored, a line that is not an event → `protocol` and kill; 
 `crashed` with the status and the stderr tail.
 `out_of_memory` replaces both `crashed` and the runner's own `error` when the container's OOM-kill
 counter (memory cgroup) went up during the run, or the runner exited 137 unbidden (Podman 4.3
-never sets OOMKilled): the runner's error is therefore held until the exec has exited. Killing
-is SIGKILL to the runner's group plus a sweep of its strays, inside the container (an exec).
-Cancelling or closing the iteration kills the run the same way.
+never sets OOMKilled): the runner's error is therefore held until the exec has exited. The
+counter is read after every run, answered or not, so a kill is charged to the run in which it
+happened (an answered run whose child was killed says so in a progress event), never to the
+next one that fails.
+Stopping is SIGTERM to the runner's group, SIGKILL after `kill_grace_s`, plus a sweep of its
+strays, inside the container (an exec). Cancelling or closing the iteration stops the run the
+same way.
 """
 
 from __future__ import annotations
@@ -41,11 +48,13 @@ from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, 
 from container.docker_pool import ContainerPool, DockerConfig, Placement
 from container.limits import TailBuffer, runner_env
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
+from container.workspace_access import workspace_problem
 from runners.protocol import (
     CRASHED,
     IDLE_TIMEOUT,
     OUT_OF_MEMORY,
     OUTPUT_CAP,
+    SETUP,
     RunEvent,
     RunSpec,
     encode,
@@ -96,6 +105,7 @@ class DockerBackend:
         max_line_bytes: int = 4 * 1024 * 1024,
         stderr_tail_bytes: int = 4096,
         exit_wait_s: float = 5.0,
+        kill_grace_s: float = 3.0,
     ) -> None:
         self.client = client
         self.config = config or DockerConfig()
@@ -106,6 +116,7 @@ class DockerBackend:
         self.max_line_bytes = max_line_bytes
         self.stderr_tail_bytes = stderr_tail_bytes
         self.exit_wait_s = exit_wait_s
+        self.kill_grace_s = kill_grace_s
         self._slots: asyncio.Semaphore | None = None
         self._rooms: dict[tuple[str, str], asyncio.Lock] = {}
         self.oom_counts: dict[str, int | None] = {}  # container id → OOM kills seen so far
@@ -138,6 +149,11 @@ class DockerBackend:
         if refused:
             log.warning("not passed to the container: %s", ", ".join(sorted(refused)))
         placement = Placement(spec.group, spec.request.role, spec.workspace)
+        if placement.writable and spec.workspace:
+            problem = workspace_problem(spec.workspace, self.config.user)
+            if problem is not None:
+                yield error(SETUP, problem)
+                return
         run_id = uuid.uuid4().hex
         argv = [*self.command, spec.agent]
         try:
@@ -221,11 +237,18 @@ class _Run:
             yield event
         status = await self._exit_status(min(hard_at, loop.time() + backend.exit_wait_s))
         self.done = True
+        oom_grew = await self._oom_grew()  # read after every run: the kill is this run's
         if output.answered:
+            if oom_grew:
+                yield RunEvent(
+                    kind="progress",
+                    text=f"a process of this run was killed by the memory limit "
+                    f"{backend.config.mem_limit}",
+                )
             return
         # A process of the run died by the memory limit: the runner itself (status 137), or a
         # child such as the agent CLI, after which the runner reports its own error.
-        if await self._oom_grew() or status == OOM_STATUS:
+        if oom_grew or status == OOM_STATUS:
             said = f"; the runner said: {output.held.text}" if output.held is not None else ""
             output.held = None  # replaced by the reason below
             raise RunFailure(
@@ -265,7 +288,11 @@ class _Run:
         self.killed = True
         started = time.monotonic()
         await asyncio.to_thread(
-            kill_run, self.backend.client.api, self.session.container_id, self.run_id
+            kill_run,
+            self.backend.client.api,
+            self.session.container_id,
+            self.run_id,
+            self.backend.kill_grace_s,
         )
         log.info("killed run %s in %.2fs", self.run_id, time.monotonic() - started)
 

@@ -10,8 +10,9 @@ synchronous and must never block the event loop.
 exec_inspect reports no pid on Podman, and exec_run has no timeout, so the runner is started
 under a tiny `sh` wrapper that records its pid (`/tmp/.tribunal/<run>.pid`) and then `exec`s the
 runner; the pid is also the process group id (an exec'd process leads its own group). `kill_run`
-kills that group from a second exec, then sweeps whatever else the runner left in the container
-(processes that called setsid), keeping only init and the idle `sleep infinity`.
+stops that group from a second exec (SIGTERM, so the runner can end its agent CLI and the
+processes it started; SIGKILL after a short grace), then kills whatever else the runner left in
+the container (processes that called setsid), keeping only init and the idle `sleep infinity`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ PID_DIR = "/tmp/.tribunal"
 IDLE_COMMAND = ("sleep", "infinity")
 # Started as `sh -c WRAPPER tribunal-run <run id> <argv...>`.
 WRAPPER = f'mkdir -p {PID_DIR} && echo $$ > {PID_DIR}/"$1".pid && shift && exec "$@"'
-# `sh -c KILLER tribunal-kill <run id>`: the run's group, then every other process but init, the
-# idle sleep and this shell. Turns of one container run one at a time, so nothing else is there.
+# `sh -c KILLER tribunal-kill <run id> <grace in tenths of a second>`: SIGTERM to the run's group,
+# SIGKILL once the grace is over (at once when the group is gone before), then every other process
+# but init, the idle sleep and this shell. Turns of one container run one at a time, so nothing
+# else is there.
 KILLER = (
     f'pg=$(cat {PID_DIR}/"$1".pid 2>/dev/null); '
-    '[ -n "$pg" ] && kill -s KILL -- "-$pg" "$pg" 2>/dev/null; '
+    'if [ -n "$pg" ]; then kill -s TERM -- "-$pg" "$pg" 2>/dev/null; n=0; '
+    'while [ "$n" -lt "$2" ] && kill -s 0 -- "-$pg" 2>/dev/null; do sleep 0.1; n=$((n+1)); done; '
+    'kill -s KILL -- "-$pg" "$pg" 2>/dev/null; fi; '
     "for p in /proc/[0-9]*; do p=${p#/proc/}; "
     '[ "$p" = 1 ] || [ "$p" = $$ ] && continue; '
     "c=$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null); "
@@ -139,10 +144,11 @@ def run_script(api: Any, container_id: str, script: str, *args: str) -> tuple[in
     return api.exec_inspect(created["Id"]).get("ExitCode"), output or b""
 
 
-def kill_run(api: Any, container_id: str, run_id: str) -> None:
-    """Kill a run's process group and its strays; blocking; never raises for a gone container."""
+def kill_run(api: Any, container_id: str, run_id: str, grace_s: float = 0.0) -> None:
+    """Stop a run's process group (SIGTERM, SIGKILL after `grace_s`) and kill its strays;
+    blocking; never raises for a gone container."""
     with contextlib.suppress(Exception):
-        run_script(api, container_id, KILLER, run_id)
+        run_script(api, container_id, KILLER, run_id, str(max(0, round(grace_s * 10))))
 
 
 def oom_kills(api: Any, container_id: str) -> int | None:

@@ -35,17 +35,20 @@ GROUP = "tribunal.group"
 ROLE = "tribunal.role"
 CONFIG = "tribunal.config"
 WRITABLE_ROLES = frozenset({"owner"})
+PROXY_MOUNT = "/run/tribunal-proxy"  # where the proxy's socket folder is inside a container
 
 
 @dataclass(frozen=True)
 class DockerConfig:
-    """How runner containers are made. `network_mode`: tests use "host" so that the fake model
-    APIs on 127.0.0.1 are reachable; production should use a dedicated network whose egress is
-    limited to the model APIs (or "none" plus a host-side credential proxy)."""
+    """How runner containers are made. `network_mode` "none" (the default): no network but the
+    container's own loopback; the model APIs are reached through the credential proxy's socket,
+    `proxy_socket_dir` on the host, mounted read-only at PROXY_MOUNT (container/proxy/).
+    Tests of runner programs that talk to fakes on 127.0.0.1 themselves use "host"."""
 
     image: str = "tribunal-runner:latest"
     instance: str = "default"
-    network_mode: str = "bridge"
+    network_mode: str = "none"
+    proxy_socket_dir: str | None = None
     mem_limit: str = "2g"
     memswap_limit: str | None = None  # None: same as mem_limit (no swap)
     nano_cpus: int = 1_000_000_000
@@ -91,6 +94,7 @@ class ContainerPool:
             self.image_id(), placement.workspace, placement.writable, c.network_mode,
             c.mem_limit, c.memswap_limit, c.nano_cpus, c.pids_limit, c.user, c.read_only_rootfs,
             c.tmp_size, c.home, c.home_size, sorted(c.extra_mounts.items()), list(IDLE_COMMAND),
+            c.proxy_socket_dir,
         ]  # fmt: skip
         return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
@@ -164,6 +168,8 @@ class ContainerPool:
         volumes: dict[str, dict[str, str]] = {
             host: {"bind": inside, "mode": "ro"} for host, inside in c.extra_mounts.items()
         }
+        if c.proxy_socket_dir:
+            volumes[c.proxy_socket_dir] = {"bind": PROXY_MOUNT, "mode": "ro"}
         if placement.workspace:
             mode = "rw" if placement.writable else "ro"
             volumes[placement.workspace] = {"bind": "/workspace", "mode": mode}

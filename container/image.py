@@ -206,10 +206,12 @@ def build_image(
     from docker.errors import BuildError, ImageNotFound
 
     inputs = inputs or default_inputs()
+    base_is_local = True
     try:
         base_id = str(client.images.get(base).id)
     except ImageNotFound:
         base_id = base  # pulled by the build (a registry image for normal users)
+        base_is_local = False
     build_args = {"BASE": base}
     key = content_key(inputs, base_id, build_args)
     previous: str | None = None
@@ -234,7 +236,8 @@ def build_image(
             )
         except BuildError as exc:
             lines = "".join(_stream_text(exc.build_log))[-3000:]
-            raise ImageError(f"image build failed: {exc.msg}\n{lines}") from exc
+            hint = "" if base_is_local else "\n" + missing_base_hint(base)
+            raise ImageError(f"image build failed: {exc.msg}\n{lines}{hint}") from exc
         if log is not None:
             for line in _stream_text(output):
                 log(line)
@@ -243,6 +246,18 @@ def build_image(
         with contextlib.suppress(Exception):
             client.images.remove(previous)
     return str(image.id)
+
+
+def missing_base_hint(base: str) -> str:
+    """What to do when the base is not on the engine and the build could not pull it (a machine
+    without access to the registry): a base that is there already."""
+    return (
+        f"The base image {base} is not on the engine and could not be pulled (no access to its "
+        "registry?). Build from an image the engine has: `tribunal image build --base IMAGE`, "
+        "where IMAGE is any local image with Python 3.11 (see `podman images` or `docker "
+        "images`; e.g. a debootstrap rootfs imported with `podman import`), or pull the base "
+        "once on a machine that can."
+    )
 
 
 def _stream_text(chunks: Iterable[dict[str, Any]]) -> Iterator[str]:

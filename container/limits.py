@@ -28,9 +28,10 @@ HOST_ENV_ALLOWED = (
     "LOGNAME",
     "SHELL",
     "TERM",
-    "PYTHONPATH",
     "VIRTUAL_ENV",
 )
+# Not PYTHONPATH: an empty entry in it (`PYTHONPATH=:/x`, a common leftover) means the current
+# folder, i.e. the workspace, and a `runners/` package there would replace the runner.
 
 # Never handed to a runner, from any source (host, backend or run env): chat platform tokens and
 # secrets by their usual names, and the container engine's address (a runner that could reach

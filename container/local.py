@@ -2,7 +2,8 @@
 
 `python -P -m runners <agent>` is started in its own session (so it leads its own process group),
 in the workspace, with a minimal environment: the allow-listed host variables (PATH, HOME, LANG,
-…), the backend's `env`, then `spec.env` (model credentials come per run). Platform tokens and
+…; not PYTHONPATH), the backend's `env`, a HOME of the run's own (group, role) under `homes`
+when set, then `spec.env` (model credentials come per run). Platform tokens and
 the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
 `container.limits.is_forbidden`) never get through, from any of the three. `-P` keeps the
 workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the runner's modules.
@@ -13,8 +14,10 @@ container/supervision.py):
 
 - Every run ends with exactly one terminal event: the runner's `final` or `error`, or an `error`
   from the backend. Events after the runner's terminal event are still passed on, except a
-  second terminal event (dropped, logged); a failure after it (garbage, timeout, exit status)
-  is logged only, because the turn's answer is already in.
+  second terminal event: the same one again is dropped (logged), a different one is a
+  `protocol` error after the answer, which fails the turn (someone else wrote into the pipe; the
+  runner itself is not dumpable, runners/_io.py). A failure after the answer (garbage, timeout,
+  exit status) is logged only, because the turn's answer is already in.
 - Blank stdout lines are ignored. Any other line that is not a RunEvent is a broken runner:
   error `protocol` and kill (runners keep stdout for the protocol alone; see runners/_io.py).
 - No event for `spec.idle_timeout_s` → `idle_timeout`; past `spec.hard_timeout_s` →
@@ -35,6 +38,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -67,6 +71,7 @@ class LocalBackend:
         max_line_bytes: int = 4 * 1024 * 1024,
         exit_drain_s: float = 2.0,
         stderr_tail_bytes: int = 4096,
+        homes: str | None = None,
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -76,13 +81,22 @@ class LocalBackend:
         self.max_line_bytes = max_line_bytes
         self.exit_drain_s = exit_drain_s
         self.stderr_tail_bytes = stderr_tail_bytes
+        self.homes = homes
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
         return [*base, spec.agent]
 
+    def home_for(self, spec: RunSpec) -> dict[str, str]:
+        """HOME of the spec's (group, role) under `homes` (created, mode 0700), when set."""
+        if self.homes is None:
+            return {}
+        home = os.path.join(self.homes, _slug(spec.group), _slug(spec.request.role))
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        return {"HOME": home}
+
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        env, refused = runner_env(os.environ, self.env, spec.env)
+        env, refused = runner_env(os.environ, self.env, self.home_for(spec), spec.env)
         if refused:
             log.warning("not passed to the runner (platform tokens): %s", ", ".join(refused))
         request = spec.request
@@ -254,6 +268,11 @@ class _Supervised:
             transport = getattr(proc, "_transport", None)
             if transport is not None and proc.returncode is not None:
                 transport.close()
+
+
+def _slug(name: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    return "_" if slug in ("", ".", "..") else slug
 
 
 def _killpg(pgid: int, sig: signal.Signals) -> None:

@@ -5,7 +5,10 @@ accept from it is the same and lives here, free of process handling:
 
 - stdout is cut into lines under the output caps (container/limits.py) and each non-blank line
   must be a RunEvent: anything else is a broken runner, `protocol`;
-- a run passes on at most one terminal event (`final` or `error`); a second one is dropped;
+- a run passes on one terminal event (`final` or `error`); a second one that repeats it word
+  for word is dropped, a second one that differs is a `protocol` error passed on after it (a
+  runner writes one answer: two different ones mean someone else wrote into its pipe, and the
+  engine fails a turn whose final is followed by an error, never "first wins");
 - a failure the backend detects (timeout, cap, crash, …) ends the run with the backend's own
   `error`, unless the runner's terminal event already went out: then it is only logged.
 
@@ -61,6 +64,8 @@ class RunnerOutput:
         self.hold_error = hold_error
         self.answered = False  # the runner's terminal event went out
         self.held: RunEvent | None = None  # the runner's `error`, when held back
+        self.first: RunEvent | None = None  # the runner's first terminal event
+        self.contradicted = False  # a second, different terminal event came
 
     @property
     def terminal_seen(self) -> bool:
@@ -96,14 +101,29 @@ class RunnerOutput:
         if event is None:
             return []
         if event.kind in TERMINAL:
-            if self.terminal_seen:
-                log.warning("dropped a second terminal event from the runner: %s", event.kind)
-                return []
+            if self.first is not None:
+                return self._second_answer(event, self.first)
+            self.first = event
             if self.hold_error and event.kind == "error":
                 self.held = event
                 return []
             self.answered = True
         return [event]
+
+    def _second_answer(self, event: RunEvent, first: RunEvent) -> list[RunEvent]:
+        if event == first or self.contradicted:
+            log.warning("dropped a second terminal event from the runner: %s", event.kind)
+            return []
+        self.contradicted = True
+        if not self.answered:
+            return []  # a held error ends the run anyway
+        return [
+            error(
+                PROTOCOL,
+                f"the runner gave two different answers ({first.kind}, then {event.kind}):"
+                " something else wrote into its output",
+            )
+        ]
 
     def ending(self, failure: RunFailure, note: str = "") -> RunEvent | None:
         """The event that ends a run the backend failed (`note` is added to its text): the

@@ -21,6 +21,7 @@ from rooms.decisions import complete_records
 from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
 from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
+from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from rooms.protocol import Protocol
 from rooms.protocols import DEFAULT, by_command, protocol_for
 from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
@@ -30,12 +31,21 @@ from rooms.summons import acknowledgement, not_summonable
 COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
-HELP = (
-    "Mention me with a task to start one. In a room with a task: `stop` closes it, `status` "
-    "shows where it is, `approve` / `reject` answer an open question, `arbitrate [what to look "
-    "at]` calls the arbiter once the running turn ends (`arbitrate now` stops that turn); "
-    "anything else you write reaches the agents' next turn."
-)
+
+
+def help_text(policy: GroupPolicy) -> str:
+    return (
+        f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
+        "it, `status` shows where it is, `approve` / `reject` answer an open question, "
+        "`arbitrate [what to look at]` calls the arbiter once the running turn ends (`arbitrate "
+        "now` stops that turn); anything else you write reaches the agents' next turn."
+    )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 _NOW = "now"
 
 Cancel = Callable[[int, str], None]
@@ -99,7 +109,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     rest = after if command else whole
 
     if command == "help":
-        return await _reply(ctx, inbound, policy, HELP)
+        return await _reply(ctx, inbound, policy, help_text(policy))
     if command == "status":
         return await _reply(ctx, inbound, policy, await status_text(ctx, room))
     if command == "arbitrate":
@@ -107,6 +117,9 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     if command == "stop":
         if task is None:
             return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
+        if not may_stop(policy, task, user, inbound.roles):
+            text = f"Only an approver or the person who opened task #{task.id} can stop it."
+            return await _reply(ctx, inbound, policy, text, private=True)
         return await _stop(ctx, inbound, task, cancel)
     if command in ("approve", "reject"):
         if task is None or escalation is None or task.status != WAITING_HUMAN:
@@ -132,10 +145,10 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         if not inbound.mentions_bot:
             return True  # chatter in a room without a task is not for us
         if not rest:
-            return await _reply(ctx, inbound, policy, HELP)
+            return await _reply(ctx, inbound, policy, help_text(policy))
         protocol, text = _kind(rest)
         if not text:
-            return await _reply(ctx, inbound, policy, HELP)
+            return await _reply(ctx, inbound, policy, help_text(policy))
         return await _open(ctx, inbound, policy, text, protocol)
     if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user, inbound.roles):
@@ -178,7 +191,9 @@ def _kind(text: str) -> tuple[Protocol, str]:
 
 async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind: Protocol) -> bool:
     key = f"event:{inbound.event_id}" if inbound.event_id else f"open:{uuid.uuid4().hex}"
-    ack = OutboxDraft(key=key, room=inbound.room, text=kind.opened_text(inbound.user))
+    ack = OutboxDraft(
+        key=key, room=inbound.room, text=kind.opened_text(inbound.user, policy) + _cut_note(text)
+    )
     task = await ctx.store.open_task(
         inbound.room,
         policy.name,
@@ -227,6 +242,22 @@ async def _arbitrate(
         ctx.interrupt_turn(task.id, f"stopped by {inbound.user}: arbitrate now")
     ctx.spawn(task.id)  # a turn running elsewhere ends first; the driver then takes the summon
     return True
+
+
+def _cut_note(text: str) -> str:
+    """Say so when the agents will not see the whole task (rooms/pair/prompting.py)."""
+    if len(text.strip()) <= HUMAN_TEXT_LIMIT:
+        return ""
+    return (
+        f"\n⚠️ The task is {len(text.strip()):,} characters long: the agents are given its first "
+        f"{HUMAN_TEXT_LIMIT:,} (the whole text is stored). Put what matters first, or attach "
+        "long logs to the workspace instead."
+    )
+
+
+def may_stop(policy: GroupPolicy, task: Task, user: str, roles: frozenset[str]) -> bool:
+    """Stopping throws the pair's work away: an approver of the group or the task's opener."""
+    return may_answer(policy, user, roles) or task.opened_by == user
 
 
 async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:

@@ -19,6 +19,7 @@ import asyncio
 import logging
 from dataclasses import replace
 
+from rooms import worktrees
 from rooms.context import Ctx
 from rooms.decisions import complete_records
 from rooms.history import load
@@ -51,20 +52,25 @@ async def drive(ctx: Ctx, task_id: int) -> None:
             break
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     try:
-        await _recover(ctx, task_id)
+        room = await _recover(ctx, task_id)
         while True:
-            task = await ctx.store.task(task_id)
+            # The task as it is, read by renewing our claim on it (one statement): None when it
+            # was taken over (the other engine drives it now) or closed.
+            task = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
             protocol = _acts(task)
             if task is None or protocol is None:
                 return
-            if not await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
-                return  # taken over: the other engine drives it now
-            room = await ctx.store.room(task.room)
             policy = ctx.policies.for_room(room) if room else None
             if room is None or policy is None:
                 log.warning(
                     "task %s: room %s has no group any more; not driving", task.id, task.room
                 )
+                return
+            try:
+                policy = await worktrees.for_task(policy, task, ctx.data_dir)
+            except worktrees.WorktreeError as exc:
+                await ctx.store.apply(worktrees.refusal(task, room, str(exc), ctx.now()))
+                ctx.wake_outbox()
                 return
             if task.summon is not None and accepts(protocol, task.status):
                 await _summon(ctx, protocol, task, room, policy)
@@ -74,8 +80,9 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
 
-async def _recover(ctx: Ctx, task_id: int) -> None:
-    """We hold the lease, so a running turn belongs to an engine that died or gave up."""
+async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
+    """We hold the lease, so a running turn belongs to an engine that died or gave up. Returns
+    the task's room (rooms never change, so the driver reads it once)."""
     now = ctx.now()
     stale = await ctx.store.interrupt_turns(
         task_id, "interrupted: the engine running it stopped; it runs again", now
@@ -83,7 +90,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     task = await ctx.store.task(task_id)
     room = await ctx.store.room(task.room) if task else None
     if not stale or room is None:
-        return
+        return room
     notes = [
         post(
             room,
@@ -96,6 +103,7 @@ async def _recover(ctx: Ctx, task_id: int) -> None:
     ]
     await ctx.store.apply(Change(task_id, now, outbox=notes))
     ctx.wake_outbox()
+    return room
 
 
 async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Step:
@@ -146,7 +154,7 @@ async def step(
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
-            run = await run_turn(ctx, task.id, spec, room, turn.seq)
+            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run)
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
@@ -154,7 +162,7 @@ async def step(
             await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
             return
         # Read the human messages again: people may have written while the turn ran.
-        messages = before.history.messages if run.failed else await ctx.store.messages(task.id)
+        messages = await ctx.store.messages(task.id)
         after = before.after(turn, messages, ctx.now())
         fresh = await ctx.store.task(task.id)  # a person may have called the arbiter meanwhile
         if fresh is not None and fresh.summon != task.summon:
@@ -173,7 +181,12 @@ async def step(
 
 
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:
-    """Mark the turn interrupted, keeping whatever output it produced."""
+    """Mark the turn interrupted, keeping whatever output it produced and usage it spent."""
     await ctx.store.interrupt_turns(
-        task.id, f"interrupted: {reason}", ctx.now(), output=run.output, turn_id=turn.id
+        task.id,
+        f"interrupted: {reason}",
+        ctx.now(),
+        output=run.output,
+        turn_id=turn.id,
+        usage=run.usage,
     )

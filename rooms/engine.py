@@ -3,6 +3,12 @@
 It owns one driver coroutine per open task (never two in one process; across processes the
 task's lease decides), the outbox deliverer, and the inbound handler. The store is the source of
 truth, so `start` simply resumes every open task where the store says it stopped.
+
+No task is left without a driver until the next restart: a driver that dies (a bug, a broken
+database) is started again after a backoff (`restart_first_s`, doubling up to `restart_max_s`,
+reset once it ends cleanly), and every `scan_s` the engine looks for open tasks of its platforms
+that someone should act on, with no driver here and no live lease anywhere (their engine died),
+and drives them.
 """
 
 from __future__ import annotations
@@ -18,12 +24,16 @@ from rooms.driver import drive
 from rooms.model import Inbound, RoomRef, Task
 from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
+from rooms.protocols import UnknownProtocol, table_for
 from rooms.records import Escalation
 from rooms.references.port import NoReferences, ReferencePool
 from rooms.status import status_text
 from rooms.store import Store
 
 log = logging.getLogger(__name__)
+RESTART_FIRST_S = 1.0  # a dead driver's first restart; each further death doubles it
+RESTART_MAX_S = 60.0
+SCAN_S = 30.0  # how often open tasks without a driver are looked for
 
 
 class Engine:
@@ -63,6 +73,12 @@ class Engine:
         self._drivers: dict[int, asyncio.Task[None]] = {}
         self._kicked: set[int] = set()
         self._stopping = False
+        self.restart_first_s = RESTART_FIRST_S
+        self.restart_max_s = RESTART_MAX_S
+        self.scan_s = SCAN_S
+        self._failures: dict[int, int] = {}  # consecutive deaths of a task's driver
+        self._restarts: dict[int, asyncio.TimerHandle] = {}
+        self._scanner: asyncio.Task[None] | None = None
 
     @property
     def engine_id(self) -> str:
@@ -76,11 +92,19 @@ class Engine:
         for task in await self.ctx.store.open_tasks():
             if self.serves(task.room):
                 self._spawn(task.id)
+        self._scanner = asyncio.create_task(self._scan_forever(), name="tribunal-scan")
 
     async def stop(self) -> None:
         """Cancel the drivers (a running turn is marked interrupted and runs again on the next
         start) and the deliverer. The store stays consistent and open; its owner closes it."""
         self._stopping = True
+        for timer in self._restarts.values():
+            timer.cancel()
+        self._restarts.clear()
+        if self._scanner is not None:
+            self._scanner.cancel()
+            await asyncio.gather(self._scanner, return_exceptions=True)
+            self._scanner = None
         drivers = list(self._drivers.values())
         for driver in drivers:
             driver.cancel()
@@ -144,6 +168,9 @@ class Engine:
         if current is not None and not current.done():
             self._kicked.add(task_id)
             return
+        pending = self._restarts.pop(task_id, None)
+        if pending is not None:
+            pending.cancel()  # a message came first: no need to wait for the backoff
         self._drivers[task_id] = asyncio.create_task(
             self._driver(task_id), name=f"tribunal-task-{task_id}"
         )
@@ -158,10 +185,12 @@ class Engine:
                 except asyncio.CancelledError:
                     raise
                 except Exception:
-                    # A bug or a broken database: leave the task as the store has it; it resumes
-                    # on the next start (or the next message).
+                    # A bug or a broken database: leave the task as the store has it and start
+                    # its driver again after a backoff (or at the next message).
                     log.exception("driver of task %s failed", task_id)
+                    self._restart_later(task_id)
                     return
+                self._failures.pop(task_id, None)
                 if task_id not in self._kicked:  # no await between this check and the exit
                     return
         finally:
@@ -169,11 +198,66 @@ class Engine:
             if self._drivers.get(task_id) is me:
                 del self._drivers[task_id]
 
+    def _restart_later(self, task_id: int) -> None:
+        if self._stopping:
+            return
+        failures = self._failures[task_id] = self._failures.get(task_id, 0) + 1
+        delay = min(self.restart_first_s * 2 ** (failures - 1), self.restart_max_s)
+        log.warning(
+            "restarting the driver of task %s in %.1fs (failure %d)", task_id, delay, failures
+        )
+        previous = self._restarts.pop(task_id, None)
+        if previous is not None:
+            previous.cancel()
+        self._restarts[task_id] = asyncio.get_running_loop().call_later(
+            delay, self._restart_now, task_id
+        )
+
+    def _restart_now(self, task_id: int) -> None:
+        self._restarts.pop(task_id, None)
+        self._spawn(task_id)
+
+    async def _scan_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.scan_s)
+            try:
+                await self.scan()
+            except Exception:  # a broken database now and then: the next scan tries again
+                log.exception("scanning for tasks without a driver failed")
+
+    async def scan(self) -> list[int]:
+        """Drive every open task of our platforms that someone should act on, that no driver
+        here runs (or waits to restart) and whose lease nobody holds; returns their ids."""
+        picked = []
+        now = self.ctx.wall()
+        for task in await self.ctx.store.open_tasks():
+            if not self.serves(task.room) or _nobody_acts(task):
+                continue
+            if task.id in self._drivers or task.id in self._restarts:
+                continue
+            extras = await self.ctx.store.task_extras(task.id)
+            if extras is None:
+                continue  # gone meanwhile
+            until = extras["lease_until"]
+            if extras["lease_owner"] is not None and until is not None and until >= now:
+                continue  # another engine drives it
+            picked.append(task.id)
+            self._spawn(task.id)
+        return picked
+
     def _cancel(self, task_id: int, reason: str) -> None:
         driver = self._drivers.get(task_id)
         if driver is not None and not driver.done():
             self.ctx.stop_reasons[task_id] = reason
             driver.cancel()
+
+
+def _nobody_acts(task: Task) -> bool:
+    """Whether the task waits for a person (or is of a kind this process does not run)."""
+    try:
+        return table_for(task.protocol).actor(task.status) is None
+    except UnknownProtocol:
+        return True
 
 
 def _platform_of(room_key: str) -> str:

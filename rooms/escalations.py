@@ -38,10 +38,14 @@ def ask(
     question: str,
     reason: str,
     options: tuple[str, ...] = (),
+    show_reason: bool = True,
 ) -> EscalationDraft:
+    """`show_reason=False`: the reason is stored, not posted again (it was just posted, as
+    the arbiter's ruling is)."""
+
     def post(escalation_id: int) -> OutboxDraft:
         lines = [f"❓ Task #{task.id} needs a decision: {question}"]
-        if reason:
+        if reason and show_reason:
             lines.append(f"Why: {reason}")
         if options:
             lines.append("Options:")

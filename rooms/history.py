@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rooms.judge.detectors import Step
+from rooms.judge.detectors import Step, bounded
+from rooms.judge.markers import ARBITER, HUMAN, OWNER
 from rooms.model import Turn
 from rooms.records import FiringRow, Message, VerdictRow
 
@@ -34,14 +35,20 @@ class History:
         verdict_by_turn = {v.turn_id: v for v in self.verdicts}
         keyed: list[tuple[tuple[int, int, int], Step]] = []
         for m in self.messages:
-            keyed.append(((m.before_seq, 0, m.id), Step("human", "human", m.text, None, at=m.at)))
+            keyed.append(
+                ((m.before_seq, 0, m.id), Step("human", HUMAN, bounded(m.text), None, at=m.at))
+            )
         for t in self.done:
-            if t.role == "arbiter":
+            if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None
-                step = Step("ruling", "arbiter", t.output, marker, at=t.ended_at or t.started_at)
+                step = Step(
+                    "ruling", ARBITER, bounded(t.output), marker, at=t.ended_at or t.started_at
+                )
             else:
-                step = Step("turn", t.role, t.output, t.marker, t.tree, t.ended_at or t.started_at)
+                step = Step(
+                    "turn", t.role, bounded(t.output), t.marker, t.tree, t.ended_at or t.started_at
+                )
             keyed.append(((t.seq, 1, t.id), step))
         return [step for _, step in sorted(keyed, key=lambda pair: pair[0])]
 
@@ -51,10 +58,10 @@ class History:
     def session_for(self, role: str) -> str | None:
         """The session to resume for `role`: its latest finished turn's, except that the owner
         starts afresh after a RESET (and the arbiter always does)."""
-        if role == "arbiter":
+        if role == ARBITER:
             return None
         after = 0
-        if role == "owner":
+        if role == OWNER:
             resets = [v.turn_seq for v in self.verdicts if v.ruling.verdict == "RESET"]
             after = max(resets, default=0)
         for t in reversed(self.done):
@@ -72,10 +79,4 @@ class History:
 
 
 async def load(store: Store, task_id: int) -> History:
-    return History(
-        turns=await store.turns(task_id),
-        messages=await store.messages(task_id),
-        verdicts=await store.verdicts(task_id),
-        firings=await store.firings(task_id),
-        waited_s=await store.waited_s(task_id),
-    )
+    return await store.history(task_id)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from runners.protocol import AgentType
 
 
@@ -131,6 +132,7 @@ class Thresholds:
     unchanged_rounds: int = 2
     round_cap: int = 6
     max_arbitrations: int = 2
+    max_changed_wrapups: int = 2  # wrap-ups that change the approved work, then ask people
     max_turns: int = 60
     max_wall_s: float = 4 * 3600.0
     max_tokens: int = 5_000_000
@@ -164,11 +166,17 @@ class GroupPolicy:
     reference_deadline_s: float = 90.0
     swap_check: bool = False  # ask the arbiter twice, the positions swapped (rooms/judge/positions)
     allow_same_model: bool = False  # the arbiter may run the owner's or reviewer's model
+    # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
+    # "mention me with" in a chat channel, "type" in the console room.
+    address: str = "mention me with"
+
+    def how_to(self, what: str) -> str:
+        """`"mention me with `status`"` / `"type `status`"`."""
+        return f"{self.address} {what}"
 
     def agent_for(self, role: str) -> AgentConfig:
-        return {"owner": self.owner, "reviewer": self.reviewer, "arbiter": self.arbiter}.get(
-            role, self.arbiter
-        )
+        by_role = {OWNER: self.owner, REVIEWER: self.reviewer, ARBITER: self.arbiter}
+        return by_role.get(role, self.arbiter)
 
 
 class Record(BaseModel):
@@ -227,7 +235,7 @@ class Turn(Record):
 class Ruling(Record):
     """The arbiter's validated ruling (DESIGN §5)."""
 
-    verdict: Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
+    verdict: Verdict
     reasons: str = ""
     conditions: list[str] = Field(default_factory=list)  # REVISE
     new_direction: str = ""  # RESET

@@ -1,7 +1,10 @@
 """Delivering the outbox (DESIGN §7): every message the engine posts goes through here.
 
 Rows are posted in id order per room; a row that fails holds back the rows after it in its room
-(so a room never reads an answer before its question) and is retried with exponential backoff.
+(so a room never reads an answer before its question) and is retried with exponential backoff
+(`first_backoff_s` doubling per attempt up to `max_backoff_s`). Each pass looks only at the
+oldest pending row of every room, again and again while rows go out, so a room with many rows
+stuck behind a failing one never keeps the other rooms' posts waiting.
 Delivery is at-least-once: a row is marked sent only after the platform took it, so a crash in
 between hands it again after a restart, with the same `outbox_id` for the platform to recognise.
 A sent row is never handed again. Each row is claimed before delivery, so two engines on one
@@ -20,6 +23,7 @@ from rooms.model import Outbound
 from rooms.records import OutboxRow
 
 log = logging.getLogger(__name__)
+MAX_ROUNDS = 1000  # head-of-room rounds in one pass before the loop yields
 
 
 class Deliverer:
@@ -82,26 +86,26 @@ class Deliverer:
         """One pass over the pending rows. Returns how long until the next one may be due."""
         async with self._pass:
             wait = self.poll_s
-            held: set[str] = set()  # rooms whose earlier row must go first
-            for row in await self.ctx.store.pending_outbox(platforms=self.platforms):
-                if row.room.key in held:
-                    continue
-                now = self.ctx.wall()
-                if row.next_try_at > now:
-                    held.add(row.room.key)
-                    wait = min(wait, row.next_try_at - now)
-                    continue
-                claimed = await self.ctx.store.claim_outbox(
-                    row.id, self.ctx.engine_id, now, self.ctx.lease_s
-                )
-                if not claimed:  # another engine is delivering it
-                    held.add(row.room.key)
-                    continue
-                retry_in = await self._deliver(row)
-                if retry_in is not None:
-                    held.add(row.room.key)
-                    wait = min(wait, retry_in)
-            return max(wait, 0.0)
+            for _ in range(MAX_ROUNDS):
+                moved = False  # a room's head row went out (or was set aside): its next is due
+                for row in await self.ctx.store.next_outbox_per_room(platforms=self.platforms):
+                    now = self.ctx.wall()
+                    if row.next_try_at > now:
+                        wait = min(wait, row.next_try_at - now)
+                        continue
+                    claimed = await self.ctx.store.claim_outbox(
+                        row.id, self.ctx.engine_id, now, self.ctx.lease_s
+                    )
+                    if not claimed:  # another engine is delivering it
+                        continue
+                    retry_in = await self._deliver(row)
+                    if retry_in is None:
+                        moved = True
+                    else:
+                        wait = min(wait, retry_in)
+                if not moved:
+                    return max(wait, 0.0)
+            return 0.0  # more to post: the loop comes straight back
 
     async def _deliver(self, row: OutboxRow) -> float | None:
         """Hand one row to the platform. Returns the backoff when it must be retried."""

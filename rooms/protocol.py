@@ -86,8 +86,9 @@ class Protocol(Interface):
     @property
     def command(self) -> str | None: ...
 
-    def opened_text(self, user: str) -> str:
-        """The acknowledgement posted when a task of this kind opens."""
+    def opened_text(self, user: str, policy: GroupPolicy) -> str:
+        """The acknowledgement posted when a task of this kind opens (`policy.how_to` says how a
+        person addresses Tribunal in this group's rooms)."""
         ...
 
     def label(self, status: str) -> str:

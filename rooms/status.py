@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from rooms.context import Ctx
-from rooms.model import RoomRef
+from rooms.model import GroupPolicy, RoomRef, Task
 from rooms.protocols import UnknownProtocol, protocol_for
 from rooms.references.render import status_lines
+from rooms.worktrees import branch_head
 
 
 async def status_text(ctx: Ctx, room: RoomRef) -> str:
     store = ctx.store
     task = await store.open_task_in(room)
+    policy = ctx.policies.for_room(room)
+    start = f"{(policy or GroupPolicy(name='')).how_to('a task').capitalize()} to start one."
     if task is None:
         last = await store.latest_task_in(room)
-        tail = f" The last one, #{last.id}, is closed." if last else ""
-        return f"No open task in this room.{tail} Mention me with a task to start one."
-    policy = ctx.policies.for_room(room)
+        if last is None:
+            return f"No open task in this room. {start}"
+        summary = await _closed_summary(ctx, last, policy)
+        return "\n".join(
+            [f"No open task in this room. The last one, #{last.id}, is closed.", *summary] + [start]
+        )
     limit = policy.thresholds.max_arbitrations if policy else "?"
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
     if len(first_line) > 120:
@@ -52,3 +58,21 @@ def _label(protocol: str, status: str) -> str:
         return protocol_for(protocol).label(status)
     except UnknownProtocol:  # a kind of task this process does not run: say what is stored
         return f"{status} ({protocol})"
+
+
+async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> list[str]:
+    """How a closed task ended: its outcome, branch and commit, turns, tokens and cost."""
+    done = [t for t in await ctx.store.turns(task.id) if t.status == "done"]
+    approved = (
+        len(done) >= 2
+        and done[-1].role == "owner"
+        and done[-2].role == "reviewer"
+        and done[-2].marker == "APPROVED"
+    )
+    outcome = "done: approved and wrapped up" if approved else "closed before an approval"
+    lines = [f"Outcome: {outcome}."]
+    head = await branch_head(policy, task) if policy is not None else None
+    if head is not None:
+        lines.append(f"Branch `{head[0]}` at {head[1][:12]}.")
+    lines.append(f"Turns: {task.turns} · tokens: {task.tokens:,} · cost: ${task.cost_usd:.2f}.")
+    return lines

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -76,7 +77,11 @@ def build_spec(
     resume: str | None,
     output_schema: dict[str, Any] | None,
     budget_left_usd: float | None,
+    read_only: bool,
+    tokens_left: int | None = None,
 ) -> RunSpec:
+    """The run spec of `turn`; `read_only`: whether it may change the workspace (the protocol
+    says: in the pair only the owner writes)."""
     role = turn.role
     agent = policy.agent_for(role)
     request = RunRequest(
@@ -86,7 +91,7 @@ def build_spec(
         model=agent.model,
         resume_session_id=resume,
         output_schema=output_schema,
-        read_only=role != "owner",
+        read_only=read_only,
         max_turns=max(1, policy.max_agent_turns),
         max_budget_usd=budget_left_usd,
     )
@@ -99,11 +104,21 @@ def build_spec(
         env={"TRIBUNAL_TASK": str(task.id), "TRIBUNAL_TURN": str(turn.seq)},
         idle_timeout_s=policy.idle_timeout_s,
         hard_timeout_s=policy.hard_timeout_s,
+        tokens_left=tokens_left,
     )
 
 
-async def run_turn(ctx: Ctx, task_id: int, spec: RunSpec, room: RoomRef, seq: int) -> RunOutcome:
-    outcome = RunOutcome()
+async def run_turn(
+    ctx: Ctx,
+    task_id: int,
+    spec: RunSpec,
+    room: RoomRef,
+    seq: int,
+    outcome: RunOutcome | None = None,
+) -> RunOutcome:
+    """Run the turn into `outcome` (a fresh one when not given): a caller that passes its own
+    still has what the run produced (output, usage) when the turn is cancelled."""
+    outcome = outcome if outcome is not None else RunOutcome()
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
@@ -170,6 +185,20 @@ async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progr
         outcome.error = f"the runner raised {type(exc).__name__}: {exc}"
 
 
+# A runner's usage is a claim, not a fact: NaN, infinite, negative or absurd values would poison
+# the task's sums (a NaN cost is stored as NULL and the task no longer loads; an integer past
+# SQLite's 64 bits cannot be stored at all). Such an event is ignored, with a log line.
+MAX_TOKENS_PER_EVENT = 10**12
+MAX_COST_PER_EVENT_USD = 1e9
+
+
+def usable(event: RunEvent) -> bool:
+    tokens = (event.input_tokens, event.output_tokens)
+    if any(not 0 <= t <= MAX_TOKENS_PER_EVENT for t in tokens):
+        return False
+    return math.isfinite(event.cost_usd) and 0.0 <= event.cost_usd <= MAX_COST_PER_EVENT_USD
+
+
 async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> None:
     if event.kind == "final":
         outcome.output = event.text
@@ -177,6 +206,12 @@ async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> Non
         outcome.got_final = True
     elif event.kind == "usage":
         u = outcome.usage
+        if not usable(event):
+            log.warning(
+                "ignored a usage event that is not finite and non-negative: %r %r %r",
+                event.input_tokens, event.output_tokens, event.cost_usd,
+            )  # fmt: skip
+            return
         outcome.usage = Usage(
             u.input_tokens + event.input_tokens,
             u.output_tokens + event.output_tokens,
@@ -185,6 +220,9 @@ async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> Non
     elif event.kind == "session":
         outcome.session_id = event.session_id or outcome.session_id
     elif event.kind == "error":
+        # An error after the final is a second, different answer (container/supervision.py):
+        # the turn fails; the first answer never wins.
+        outcome.got_final = False
         outcome.error_code = event.code or CRASHED
         outcome.error = event.text or "the runner reported an error"
     elif event.kind == "progress":

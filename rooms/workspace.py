@@ -3,9 +3,13 @@
 The detectors compare these hashes to tell a pair that changes the work from one that does not
 (stagnation) or one that undoes its own changes (oscillation). The hash covers relative paths,
 file contents, the executable bit and symlink targets, walked in sorted order so the same tree
-always hashes the same. Left out: `.git` (commits and index churn are not changes to the work)
-and tool caches that running the tests rewrites (`__pycache__`, `.pytest_cache`, …), which would
-otherwise make a pair that only re-runs the tests look busy.
+always hashes the same. Left out: the churn inside a `.git` folder (objects, refs, index, logs:
+commits are not changes to the work) and tool caches that running the tests rewrites
+(`__pycache__`, `.pytest_cache`, …), which would otherwise make a pair that only re-runs the
+tests look busy. Kept from every `.git` folder: what a later git call in that folder would run
+or obey (`config`, `config.worktree`, `hooks/`, `info/`), so a wrap-up that plants a hook or
+edits the git configuration changes the hash and goes back to review; a `.git` file (a
+worktree's pointer to its git dir) is hashed like any file.
 
 Bounded so a workspace with large build outputs cannot stall the engine: a file over
 `MAX_FILE_BYTES`, or any file once `MAX_TOTAL_BYTES` have been read, counts by its size and
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 SKIPPED_DIRS = frozenset(
     {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"}
 )
+# What is hashed inside a `.git` folder: what git runs or obeys there.
+GIT_KEPT = frozenset({"config", "config.worktree", "hooks", "info"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo")
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
@@ -68,6 +74,8 @@ def _files(root: str) -> list[tuple[str, str]]:
     for folder, dirs, names in os.walk(root, onerror=None, followlinks=False):
         # Symlinked folders are not descended into (os.walk lists them in dirs): hash the link.
         links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        if ".git" in dirs and ".git" not in links:
+            found.extend(_git_kept(root, os.path.join(folder, ".git")))
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and d not in links]
         for name in [*names, *links]:
             if name.endswith(SKIPPED_SUFFIXES):
@@ -77,6 +85,29 @@ def _files(root: str) -> list[tuple[str, str]]:
             found.append((rel, full))
     found.sort()
     return found
+
+
+def _git_kept(root: str, git_dir: str) -> list[tuple[str, str]]:
+    kept: list[tuple[str, str]] = []
+    try:
+        names = os.listdir(git_dir)
+    except OSError:
+        return kept
+    for name in names:
+        if name not in GIT_KEPT:
+            continue
+        full = os.path.join(git_dir, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            for folder, _dirs, files in os.walk(full, followlinks=False):
+                for file in [
+                    *files,
+                    *(d for d in _dirs if os.path.islink(os.path.join(folder, d))),
+                ]:
+                    path = os.path.join(folder, file)
+                    kept.append((os.path.relpath(path, root).replace(os.sep, "/"), path))
+        else:
+            kept.append((os.path.relpath(full, root).replace(os.sep, "/"), full))
+    return kept
 
 
 def _entry(full: str, budget: _Budget) -> bytes:

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable, Coroutine
 from typing import IO, Any
 
-from runners import _procs
+from runners import _forward, _procs
 from runners.protocol import (
     AGENT,
     CRASHED,
@@ -71,7 +71,12 @@ class EventWriter:
 
 
 def protect_stdout() -> int:
-    """Return a private fd for the protocol and send everything else written to fd 1 to stderr."""
+    """Return a private fd for the protocol and send everything else written to fd 1 to stderr.
+
+    The runner also becomes non-dumpable first: a private fd is out of reach of the children
+    only as long as they cannot reopen it through /proc/<runner pid>/fd/<n> (runners/_procs.py).
+    """
+    _procs.become_undumpable()
     sys.stdout.flush()
     protocol_fd = os.dup(1)
     os.set_inheritable(protocol_fd, False)  # children must not write protocol lines
@@ -93,6 +98,12 @@ def read_request(stream: IO[bytes]) -> RunRequest:
 TurnFunction = Callable[[RunRequest, EventWriter], Coroutine[Any, Any, None]]
 
 
+async def _with_forwarder(turn: TurnFunction, request: RunRequest, writer: EventWriter) -> None:
+    # In a runner container, the model API is reached through the proxy socket (runners/_forward).
+    async with _forward.forwarding():
+        await turn(request, writer)
+
+
 def run_main(
     turn: TurnFunction, *, stdin: IO[bytes] | None = None, out_fd: int | None = None
 ) -> int:
@@ -108,7 +119,7 @@ def run_main(
     _procs.become_subreaper()
     _procs.install_sigterm_cleanup()
     try:
-        asyncio.run(turn(request, writer))
+        asyncio.run(_with_forwarder(turn, request, writer))
     except KeyboardInterrupt:
         writer.emit(error(AGENT, "interrupted"))
     except Exception as exc:  # the contract: an error event, never only a traceback

@@ -23,6 +23,7 @@ import sys
 import time
 from types import FrameType
 
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -32,6 +33,21 @@ def become_subreaper() -> bool:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def become_undumpable() -> bool:
+    """Make this process non-dumpable (Linux `PR_SET_DUMPABLE` 0): its /proc/<pid>/fd, mem and
+    environ then belong to root, so a process of the same user without CAP_SYS_PTRACE (every
+    agent: a non-root container user with all capabilities dropped) can no longer open the
+    runner's protocol pipe through /proc/<pid>/fd/<n> and write events in its name. Children
+    get the default back when they exec, so the agent's own tools are unaffected."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 

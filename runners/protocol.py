@@ -30,6 +30,8 @@ OUTPUT_CAP = "output_cap"  # the runner printed more than allowed
 PROTOCOL = "protocol"  # the runner printed something that is not a RunEvent
 OUT_OF_MEMORY = "out_of_memory"  # killed by the memory limit
 AGENT = "agent"  # the agent itself reported a failure (API error, turn cap, ...)
+SETUP = "setup"  # the turn could not start: the deployment is wrong (e.g. an unwritable workspace)
+BUDGET = "budget"  # the credential proxy refused a request: the task's budget is spent
 
 
 class ProtocolError(ValueError):
@@ -86,6 +88,9 @@ class RunSpec(_Model):
     idle_timeout_s: float = Field(default=300.0, gt=0)
     hard_timeout_s: float = Field(default=1800.0, gt=0)
     max_output_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    # The task's tokens left when the turn starts (the dollars left are request.max_budget_usd);
+    # the credential proxy refuses the turn's requests past them. None: no ceiling.
+    tokens_left: int | None = Field(default=None, ge=0)
 
 
 def encode(message: RunRequest | RunEvent) -> str:

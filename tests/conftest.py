@@ -1,11 +1,25 @@
-"""Settings for the whole suite.
+"""Suite-wide hooks: a test marked `missing_tool` (tests/fakes/required.py) fails at setup."""
 
-Hypothesis judges a test by its examples, never by the clock: its deadline and its "input
-generation is slow" health check are timing checks, and on a loaded 2-core machine they fail
-tests whose properties hold (seen: 6 inputs in 1 s while eight test runs shared the cores).
-"""
+from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, settings
 
+# Hypothesis judges a test by its examples, never by the clock: its deadline and its "input
+# generation is slow" health check are timing checks, and on a loaded 2-core machine they fail
+# tests whose properties hold (seen: 6 inputs in 1 s while eight test runs shared the cores).
 settings.register_profile("tribunal", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("tribunal")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "missing_tool: a tool the test needs is missing under TRIBUNAL_REQUIRE_ENGINE=1: it fails",
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    mark = item.get_closest_marker("missing_tool")
+    if mark is not None:
+        pytest.fail(f"{mark.args[0]} (TRIBUNAL_REQUIRE_ENGINE=1: required, not skipped)")

@@ -13,6 +13,7 @@ is still drawn as the owner's plain text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -78,16 +79,27 @@ def labelled(message: Outbound, piece: str) -> discord.Embed:
     return embed
 
 
-def card_embed(message: Outbound) -> tuple[discord.Embed, bool]:
+def card_embed(
+    message: Outbound, name_of: Callable[[str], str] = str
+) -> tuple[discord.Embed, bool]:
     """A ruling, an escalation or another card as one embed; True when the text did not fit in
-    it (the poster then attaches the whole text as a file)."""
+    it (the poster then attaches the whole text as a file). `name_of` turns a Discord id into a
+    name, in the parts of a card the engine writes (a decided card's title, every footer: who
+    decided, who may answer), where Discord shows no mentions."""
     who = persona(message.persona)
     colour = ESCALATION_COLOUR if escalation_id(message.actions) else who.colour
     card = message.card
     if card is not None:
         title = card.title or card.kind
         body = "\n\n".join(f"**{heading}**\n{text}" for heading, text in card.sections)
-        footer = card.footer
+        if card.kind == "decided":
+            colour = DECIDED_COLOURS.get(_verb_of(title), who.colour)
+            decided = _DECIDED_BY.match(title)
+            if decided is not None:  # titles show no mentions: the name if known, and a line
+                name = name_of(decided["id"])
+                title = decided["verb"] if name == decided["id"] else f"{decided['verb']} by {name}"
+                body = f"{decided['verb']} by <@{decided['id']}>\n\n{body}"
+        footer = _BARE_ID.sub(lambda m: name_of(m.group()), card.footer)
     else:
         title, _, body = message.text.partition("\n")
         footer = ""
@@ -106,6 +118,15 @@ def card_embed(message: Outbound) -> tuple[discord.Embed, bool]:
 
 
 _DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected"}
+
+
+_DECIDED_BY = re.compile(r"^(?P<verb>.+?) by (?P<id>[0-9]{17,20})$")
+
+
+def _verb_of(title: str) -> str:
+    return next((kind for kind, verb in _DECIDED.items() if title.startswith(verb)), "")
+
+
 _SNOWFLAKE = re.compile(r"[0-9]{15,21}")
 
 

@@ -21,6 +21,7 @@ import io
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -128,7 +129,7 @@ class Poster:
         return partial.head
 
     async def _card(self, message: Outbound) -> str:
-        embed, too_long = card_embed(message)
+        embed, too_long = card_embed(message, self._namer(message.room))
         view = decision_view(message.actions)
         file = _file(message) if too_long else None
         posted = await self._say(message, None, embed=embed, view=view, file=file)
@@ -189,6 +190,23 @@ class Poster:
             extra["nonce"] = f"t{message.outbox_id}.{part}"  # Discord: at most 25 characters
         sent_by_bot = await self.thread(room).send(content, **extra)
         return f"{kind}:{sent_by_bot.id}"
+
+    def _namer(self, room: RoomRef) -> Callable[[str], str]:
+        """A Discord id → the member's or role's name in the room's server, as far as this
+        process has seen them (else the id)."""
+        channel = self.client.get_channel(int(room.channel))
+        guild = getattr(channel, "guild", None)
+
+        def name_of(found: str) -> str:
+            if guild is None:
+                return found
+            member = guild.get_member(int(found))
+            if member is not None:
+                return str(member.display_name)
+            role = guild.get_role(int(found))
+            return f"@{role.name}" if role is not None else found
+
+        return name_of
 
     def _role_ids(self, room: RoomRef) -> frozenset[str]:
         channel = self.client.get_channel(int(room.channel))

@@ -23,16 +23,25 @@ from typing import Literal
 
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
+from rooms.judge.markers import STUCK, UNMARKED
 from rooms.judge.noise import digest, normalize
 from rooms.model import Firing, Thresholds
 
-__all__ = ["Step", "check", "findings", "fingerprint", "since_reset"]
+__all__ = ["TEXT_LIMIT", "Step", "bounded", "check", "findings", "fingerprint", "since_reset"]
 
-STUCK_MARKERS = ("BLOCKED", "NEEDS_CONTEXT")
+STUCK_MARKERS = STUCK
 # How many times a reviewer may withdraw its approval (APPROVED, then changes requested again)
 # since the last human message or ruling before the pair counts as oscillating.
 APPROVAL_WITHDRAWALS = 2
 _QUOTE_CHARS = 160
+# Characters of one turn or message the detectors read: their normalising and similarity work
+# grows with the text, and a few 4 MiB outputs must not stall the engine; the head of a turn is
+# where its marker, findings and summary are.
+TEXT_LIMIT = 64 * 1024
+
+
+def bounded(text: str) -> str:
+    return text[:TEXT_LIMIT]
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,7 @@ def _effective_marker(step: Step) -> str | None:
     """An unmarked turn counts as DONE (owner) or CHANGES_REQUESTED (reviewer), as in the engine."""
     if step.marker is not None:
         return step.marker
-    return {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}.get(step.role)
+    return UNMARKED.get(step.role)
 
 
 # --- ceilings -------------------------------------------------------------------------------

@@ -21,13 +21,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal, get_args
 
-Role = Literal["owner", "reviewer", "arbiter"]
+# The words of a room, defined here once for all of rooms/ (the pair's state table, prompts,
+# settings, replay): this module stays standard-library only, so that a bare interpreter can load
+# it by its path (tests/rooms/marker_probe.py checks Debian's Python 3.11.2 with it).
+Role = Literal["owner", "reviewer", "arbiter"]  # the pair's agent roles
+ROLES: tuple[Role, ...] = get_args(Role)
+OWNER: Final = "owner"
+REVIEWER: Final = "reviewer"
+ARBITER: Final = "arbiter"
+HUMAN: Final = "human"  # a person, as a transcript or a history names them
+Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]  # the arbiter's rulings (DESIGN §5)
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
-OWNER_MARKERS = ("DONE", "NEEDS_CONTEXT", "BLOCKED")
-REVIEWER_MARKERS = ("APPROVED", "CHANGES_REQUESTED", "NEEDS_CONTEXT", "BLOCKED")
-VERDICTS = ("PROCEED", "REVISE", "RESET", "ESCALATE")
+# The markers (DESIGN §3): the words a turn's first line says, and the pair's events.
+DONE: Final = "DONE"
+NEEDS_CONTEXT: Final = "NEEDS_CONTEXT"
+BLOCKED: Final = "BLOCKED"
+APPROVED: Final = "APPROVED"
+CHANGES_REQUESTED: Final = "CHANGES_REQUESTED"
+OWNER_MARKERS = (DONE, NEEDS_CONTEXT, BLOCKED)
+REVIEWER_MARKERS = (APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT, BLOCKED)
+STUCK = (BLOCKED, NEEDS_CONTEXT)  # either side cannot go on without help
+# What a turn with no marker counts as (it is stored as unmarked).
+UNMARKED: dict[str, str] = {OWNER: DONE, REVIEWER: CHANGES_REQUESTED}
 
 # Canonical marker by role for each word accepted as written (upper case), with any text after.
 _EXACT: dict[str, dict[str, str]] = {

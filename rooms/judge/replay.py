@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from rooms.judge.detectors import Step, check
-from rooms.judge.markers import find_marker
+from rooms.judge.detectors import Step, bounded, check
+from rooms.judge.markers import ARBITER, HUMAN, find_marker
 from rooms.judge.transcript import Transcript
 from rooms.judge.verdicts import parse_ruling
 from rooms.model import Firing, Thresholds
@@ -48,20 +48,22 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
         marker: str | None = None
         verdict: str | None = None
         deadlock: str | None = None
-        if turn.role == "human":
-            steps.append(Step(kind="human", role="human", text=turn.text, marker=None))
-        elif turn.role == "arbiter":
+        if turn.role == HUMAN:
+            steps.append(Step(kind="human", role=HUMAN, text=bounded(turn.text), marker=None))
+        elif turn.role == ARBITER:
             agent_turns += 1
             verdict = parse_ruling(turn.text, None).verdict
             if verdict == "PROCEED" and last_firing and last_firing.detector == "stagnation":
                 proceeded.add(last_firing.fingerprint or "")
-            steps.append(Step(kind="ruling", role="arbiter", text=turn.text, marker=verdict))
+            steps.append(Step(kind="ruling", role=ARBITER, text=bounded(turn.text), marker=verdict))
         else:
             agent_turns += 1
             # Raw marker, no unmarked default: the row reports what the text says. The
             # detectors apply the engine's defaults themselves.
             marker = find_marker(turn.text, turn.role)
-            step = Step(kind="turn", role=turn.role, text=turn.text, marker=marker, tree=turn.tree)
+            step = Step(
+                kind="turn", role=turn.role, text=bounded(turn.text), marker=marker, tree=turn.tree
+            )
             steps.append(step)
             firing = check(
                 steps,
@@ -84,9 +86,9 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
 def format_row(row: ReplayRow) -> str:
     """The line a person reads for one turn, e.g.
     `  3  reviewer  CHANGES_REQUESTED  → deadlock: round_cap`."""
-    if row.role == "human":
+    if row.role == HUMAN:
         what = "(human message)"
-    elif row.role == "arbiter":
+    elif row.role == ARBITER:
         what = f"verdict {row.verdict}"
     else:
         what = row.marker or "(no marker)"

@@ -15,8 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-TranscriptRole = Literal["owner", "reviewer", "arbiter", "human"]
-ROLES: tuple[str, ...] = ("owner", "reviewer", "arbiter", "human")
+from rooms.judge.markers import HUMAN, Role
+from rooms.judge.markers import ROLES as PAIR_ROLES
+
+TranscriptRole = Literal[Role, "human"]
+ROLES: tuple[str, ...] = (*PAIR_ROLES, HUMAN)
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 
 
 class TranscriptError(ValueError):
@@ -42,9 +46,11 @@ def load_transcript(path: str) -> Transcript:
     """Read and check a transcript file."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            raw = f.read(MAX_TRANSCRIPT_BYTES + 1)
     except OSError as exc:
         raise TranscriptError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TRANSCRIPT_BYTES:
+        raise TranscriptError(f"{path}: larger than {MAX_TRANSCRIPT_BYTES >> 20} MiB")
     try:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -62,6 +68,10 @@ def parse_transcript(content: str, *, source: str = "transcript") -> Transcript:
         raise TranscriptError(
             f"{source}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:
+        raise TranscriptError(f"{source}: not a transcript: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise TranscriptError(f"{source}: not a transcript: {exc}") from None
     if not isinstance(data, dict):
         raise TranscriptError(
             f'{source}: expected a JSON object {{"task": …, "turns": […]}}, '

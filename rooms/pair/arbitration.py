@@ -88,6 +88,8 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             question=ruling.question or "the arbiter asks the people here to decide.",
             reason=ruling.reasons or reason,
             options=tuple(ruling.options),
+            # The ruling's reasons are in its post just above: not a second time.
+            show_reason=not ruling.reasons,
         )
     return change
 

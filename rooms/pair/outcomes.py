@@ -1,6 +1,7 @@
 """A runner failure in the pair (DESIGN §3): a failed run is recorded with its code and reason
 and posted. The same role is retried once; a second consecutive failure asks the humans, naming
 the failure, rather than stopping silently.
+A turn the credential proxy stopped for the budget asks them at once, as a ceiling does.
 """
 
 from __future__ import annotations
@@ -8,10 +9,11 @@ from __future__ import annotations
 from rooms.escalations import ask
 from rooms.model import Turn
 from rooms.outputs import post, turn_end
-from rooms.pair.states import FAILED
+from rooms.pair.states import CEILING, FAILED, FINALIZE
 from rooms.protocol import Step
 from rooms.records import Change
 from rooms.turns import RunOutcome
+from runners.protocol import BUDGET
 
 
 def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -25,7 +27,20 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
         expect_lease=owner,
         turn=turn_end(turn, run, now),
     )
-    if task.failures >= 1:
+    if code == BUDGET:
+        # The credential proxy refused a request: the task's budget is spent. That is a ceiling
+        # (an approver may grant another budget), not a failure to retry.
+        change.event = FAILED if task.status == FINALIZE else CEILING
+        change.escalation = ask(
+            task,
+            room,
+            policy,
+            kind="ceiling",
+            question="the task's budget is spent. Continue with another budget of the same size?",
+            reason=what,
+        )
+        change.outbox.append(post(room, turn, f"⚠️ The {what}.", key="failed", persona="tribunal"))
+    elif task.failures >= 1:
         change.event = FAILED
         change.escalation = ask(
             task,

@@ -4,6 +4,7 @@ store, never by scraping the chat).
 Every prompt carries the task, the people's messages, the latest turn outputs and the rulings so
 far; the arbiter also gets the detector's reason and the counts; the owner after a REVISE or
 RESET gets the ruling's conditions or new direction at the top, since that is what it must act on.
+Everything a person or an agent wrote is quoted (`quoted`), the arbiter's rulings included.
 """
 
 from __future__ import annotations
@@ -11,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rooms.history import History
+from rooms.judge.markers import ARBITER, OWNER, OWNER_MARKERS, REVIEWER, REVIEWER_MARKERS, VERDICTS
 from rooms.judge.sendback import earlier_send_back, resend_prompt
-from rooms.model import GroupPolicy, Summon, Task, Turn
+from rooms.model import GroupPolicy, Ruling, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
 from rooms.records import VerdictRow
 
+
+def _either(words: tuple[str, ...]) -> str:
+    return f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 _MARKERS = {
-    "owner": "DONE, NEEDS_CONTEXT or BLOCKED",
-    "reviewer": "APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT or BLOCKED",
-    "arbiter": "PROCEED, REVISE, RESET or ESCALATE (as `VERDICT: <word>`)",
+    OWNER: _either(OWNER_MARKERS),
+    REVIEWER: _either(REVIEWER_MARKERS),
+    ARBITER: f"{_either(VERDICTS)} (as `VERDICT: <word>`)",
 }
 _OUTPUT_LIMIT = 12_000
 _SUMMARY_LINES = 12  # older turns listed one line each in a prompt; the rest are counted
@@ -31,6 +38,11 @@ _RESUMED = (
     "You are resuming your session: it holds the turns up to your last one. Below are the "
     "people's messages, the rulings, and only the turns since."
 )
+# Characters of all people's messages together in one prompt: 150 long messages in a room must
+# not make every turn fail. The newest come first in full (up to HUMAN_TEXT_LIMIT each), older
+# ones are cut to what is left, and the oldest left out with a note once the budget is spent.
+PEOPLE_TEXT_BUDGET = 120_000
+_SMALLEST_CUT = 400  # below this, an older message is left out rather than cut to a stub
 
 
 def quoted(text: str) -> str:
@@ -73,14 +85,14 @@ def build_prompt(
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
     if since is not None:
         parts.append(_RESUMED)
-    if role == "owner":
+    if role == OWNER:
         parts += _ruling_to_act_on(history)
-    if role == "arbiter":
+    if role == ARBITER:
         parts += _arbiter_frame(task, history, policy, reason)
     # The people's messages and the rulings are always quoted whole, resumed or not: they are
     # few and bounded, and an agent must never lose sight of them.
     parts += _messages(history)
-    if role != "arbiter":
+    if role != ARBITER:
         parts += _rulings(history)
     parts += _recent_turns(history, policy.recent_turns, seats, since, policy.recent_chars)
     parts += list(extra)
@@ -94,18 +106,24 @@ def _ruling_to_act_on(history: History) -> list[str]:
         return []
     latest = history.verdicts[-1]
     answered = any(
-        t.role == "owner" and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
+        t.role == OWNER and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
     )
     ruling = latest.ruling
     if answered or ruling.verdict not in ("REVISE", "RESET"):
         return []
+    # The arbiter's words are agent text: quoted like every other, so a condition cannot pass
+    # for one of the engine's sections (a fake "## Your turn", a person's answer).
     if ruling.verdict == "RESET":
-        lines = ["## The arbiter ruled RESET: start over in this direction", ruling.new_direction]
+        lines = ["## The arbiter ruled RESET: start over in this direction"]
+        lines.append(quoted(ruling.new_direction.strip()) if ruling.new_direction.strip() else "")
     else:
         lines = ["## The arbiter ruled REVISE: meet these conditions"]
-        lines += [f"- {c}" for c in ruling.conditions] or [ruling.reasons]
-    if ruling.reasons and ruling.verdict == "RESET":
-        lines.append(f"Why: {ruling.reasons}")
+        conditions = [c for c in ruling.conditions if c.strip()]
+        lines += [quoted(f"- {c.strip()}") for c in conditions]
+        if not conditions and ruling.reasons.strip():
+            lines.append(quoted(ruling.reasons.strip()))
+    if ruling.reasons.strip() and ruling.verdict == "RESET":
+        lines += ["Why:", quoted(ruling.reasons.strip())]
     return ["\n".join(x for x in lines if x)]
 
 
@@ -140,20 +158,41 @@ def _summoned(summon: Summon) -> str:
 def _prior_rulings(verdicts: list[VerdictRow]) -> str:
     if not verdicts:
         return "There are no prior rulings."
-    lines = ["Prior rulings:"] + [
-        f"- turn {v.turn_seq}: {v.ruling.verdict}: {_one_line(v.ruling.reasons)}" for v in verdicts
-    ]
+    lines = ["Prior rulings:"]
+    for v in verdicts:
+        lines.append(f"- turn {v.turn_seq}: {v.ruling.verdict}")
+        if v.ruling.reasons.strip():
+            lines.append(quoted(_one_line(v.ruling.reasons)))
     return "\n".join(lines)
 
 
 def _messages(history: History) -> list[str]:
     if not history.messages:
         return []
+    left = PEOPLE_TEXT_BUDGET
+    shown: list[tuple[int, int]] = []  # (index, characters of it shown), newest first
+    for i in range(len(history.messages) - 1, -1, -1):
+        size = min(len(history.messages[i].text), HUMAN_TEXT_LIMIT)
+        if size > left:
+            if left < _SMALLEST_CUT:
+                break
+            size = left
+        shown.append((i, size))
+        left -= size
+    first = min(i for i, _ in shown)
     lines = ["## Messages from people"]
-    for m in history.messages:
+    if first > 0:
+        dropped = history.messages[:first]
+        chars = sum(len(m.text) for m in dropped)
+        lines.append(
+            f"[{len(dropped)} older messages ({chars} characters) are left out here; "
+            "they are stored with the task]"
+        )
+    for i, size in sorted(shown):
+        m = history.messages[i]
         tag = " (answer to an escalation)" if m.kind == "answer" else ""
         lines.append(f"- {_one_line(m.user)}{tag} wrote:")
-        lines.append(quoted(_bounded(m.text, HUMAN_TEXT_LIMIT, "this message")))
+        lines.append(quoted(_bounded(m.text, size, "this message")))
     return ["\n".join(lines)]
 
 
@@ -193,7 +232,31 @@ def _recent_turns(
             lines.append(f"({skipped} earlier turns are not listed; all are stored)")
         lines += [_line(t, seats) for t in older]
         parts.append("\n".join(lines))
-    return parts + ["## Recent turns (oldest first)"] + [_quote(t, seats) for t in full]
+    rulings = {v.turn_id: v.ruling for v in history.verdicts}
+    return (
+        parts
+        + ["## Recent turns (oldest first)"]
+        + [_quote(t, rulings.get(t.id), seats) for t in full]
+    )
+
+
+def ruling_text(ruling: Ruling) -> str:
+    """A ruling in words, as the arbiter's turn is shown to the others: its output may be the
+    raw JSON of a structured answer, which reads badly and quotes field names as if they were
+    the engine's."""
+    lines = [f"VERDICT: {ruling.verdict}" if ruling.readable else "(no readable verdict)"]
+    if ruling.reasons.strip():
+        lines.append(ruling.reasons.strip())
+    if ruling.conditions:
+        lines += ["Conditions:"] + [f"- {c}" for c in ruling.conditions]
+    if ruling.new_direction.strip():
+        lines.append(f"New direction: {ruling.new_direction.strip()}")
+    if ruling.question.strip():
+        lines.append(f"Question for the people: {ruling.question.strip()}")
+        lines += [f"- {o}" for o in ruling.options]
+    if ruling.dissent.strip():
+        lines.append(f"Dissent: {ruling.dissent.strip()}")
+    return "\n".join(lines)
 
 
 def _line(turn: Turn, seats: Mapping[str, str] | None) -> str:
@@ -209,8 +272,9 @@ def _line(turn: Turn, seats: Mapping[str, str] | None) -> str:
     return f"- turn {turn.seq}, {role}{marker}: {text}"
 
 
-def _quote(turn: Turn, seats: Mapping[str, str] | None = None) -> str:
-    output = _bounded(turn.output.strip(), _OUTPUT_LIMIT, "this output")
+def _quote(turn: Turn, ruling: Ruling | None = None, seats: Mapping[str, str] | None = None) -> str:
+    text = ruling_text(ruling) if ruling is not None and ruling.readable else turn.output
+    output = _bounded(text.strip(), _OUTPUT_LIMIT, "this output")
     if seats:
         # Here, not at the top: rooms.judge.positions quotes with this module's `quoted`.
         from rooms.judge.positions import mask_roles, without_marker

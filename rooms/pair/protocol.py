@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from prompts import load_prompt
 from rooms.history import History
+from rooms.judge.markers import ARBITER, OWNER, REVIEWER
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
@@ -32,10 +33,10 @@ class PairProtocol:
     table: StateTable = states.TABLE
     command: str | None = None  # the default kind of task: any mention that is not a command
 
-    def opened_text(self, user: str) -> str:
+    def opened_text(self, user: str, policy: GroupPolicy) -> str:
         return (
             f"📋 Task opened by {user}. The owner starts working; "
-            "mention me with `status` to see where it is or `stop` to stop it."
+            f"{policy.how_to('`status`')} to see where it is or `stop` to stop it."
         )
 
     def label(self, status: str) -> str:
@@ -57,7 +58,7 @@ class PairProtocol:
         task, policy, history = step.task, step.policy, step.history
         cause = history.last_acted_firing()
         reason = cause.firing.reason if cause else ""
-        if turn.role == states.ARBITER:  # fair input and reference opinions
+        if turn.role == ARBITER:  # fair input and reference opinions
             prompt = await arbiter_prompt(step, turn.id, reason)
         else:
             since = resumed_since(history, turn.role, turn.resumed_from)
@@ -65,6 +66,11 @@ class PairProtocol:
                 task, task.status, turn.role, history, policy, reason=reason, since=since
             )
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
+        # The credential proxy refuses requests past the tokens left; the wrap-up of approved work
+        # runs even at a ceiling (rooms/pair/rounds.py), so it gets no token ceiling.
+        tokens_left = (
+            None if task.status == states.FINALIZE else max(step.limits.max_tokens - task.tokens, 0)
+        )
         return build_spec(
             task,
             turn,
@@ -72,8 +78,10 @@ class PairProtocol:
             prompt=prompt,
             system_prompt=load_prompt(turn.role, policy.prompt_overrides),
             resume=turn.resumed_from,
-            output_schema=RULING_SCHEMA if turn.role == states.ARBITER else None,
+            output_schema=RULING_SCHEMA if turn.role == ARBITER else None,
             budget_left_usd=budget_left,
+            read_only=turn.role != OWNER,
+            tokens_left=tokens_left,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -97,7 +105,7 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
     workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
     still send the work back to review."""
     for turn in reversed(history.done):
-        if turn.role == states.REVIEWER and turn.marker == "APPROVED":
+        if turn.role == REVIEWER and turn.marker == "APPROVED":
             if turn.tree is not None:
                 return turn.tree
             break

@@ -11,22 +11,33 @@ PROCEED); otherwise the marker moves the task on.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 
 from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.detectors import check
-from rooms.judge.markers import find_marker
+from rooms.judge.markers import (
+    APPROVED,
+    CHANGES_REQUESTED,
+    DONE,
+    OWNER,
+    REVIEWER,
+    STUCK,
+    UNMARKED,
+    find_marker,
+)
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.states import CEILING, CHANGED, DEADLOCK, WRAPPED_UP
 from rooms.pair.summons import summon_change
+from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.protocol import Step
 from rooms.records import Change, EscalationDraft, FiringDraft
 from rooms.turns import RunOutcome
 from rooms.workspace import tree_hash
+from rooms.worktrees import commit_note
 
-STUCK = ("BLOCKED", "NEEDS_CONTEXT")
-UNMARKED = {"owner": "DONE", "reviewer": "CHANGES_REQUESTED"}
 # Detectors whose fingerprint says "the same problem again" after a PROCEED.
 REPEATABLE = ("stagnation", "blocked")
 
@@ -35,7 +46,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     thresholds, now, owner = step.limits, step.now, step.owner
     role = turn.role
-    found = find_marker(run.output, "owner" if role == "owner" else "reviewer")
+    found = find_marker(run.output, OWNER if role == OWNER else REVIEWER)
     marker = found or UNMARKED[role]
     tree = await tree_hash(policy.workspace)
     end = turn_end(turn, run, now, marker=marker, unmarked=found is None, tree=tree)
@@ -43,7 +54,9 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         update={"status": "done", "output": run.output, "marker": marker, "tree": tree}
     )
     steps = history.with_turn(done).steps()
-    firing = check(
+    # Off the event loop: other tasks' turns and lease renewals go on meanwhile.
+    firing = await asyncio.to_thread(
+        check,
         steps,
         thresholds,
         turns=len(history.turns),
@@ -60,15 +73,15 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         expect_lease=owner,
         turn=end,
         failures="reset",
-        rounds="inc" if role == "reviewer" else None,
+        rounds="inc" if role == REVIEWER else None,
         outbox=[post(room, turn, _labelled(turn, run.output, found))],
     )
-    if marker == "APPROVED":
+    if marker == APPROVED:
         # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now
         # would send it back to the owner (waiting_human leads to owner_turn).
         change.event = "APPROVED"
     elif firing is not None and firing.detector == "ceiling":
-        change.event = "ceiling"
+        change.event = CEILING
         change.escalation = ask(
             task,
             room,
@@ -80,7 +93,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     elif marker in STUCK or firing is not None:
         firing = firing or _stuck_firing(role, marker, run.output)
         instead = _escalation_instead(task, room, policy, history, firing, thresholds)
-        change.event = "ceiling" if instead else (marker if marker in STUCK else "deadlock")
+        change.event = CEILING if instead else (marker if marker in STUCK else DEADLOCK)
         change.escalation = instead
         then = "asking the people here" if instead else "calling the arbiter"
         note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason} → {then}."
@@ -89,7 +102,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         change.event = marker
     if firing is not None:
         # Stored even when it does not act (an approval wins), so thresholds can be tuned.
-        acted = change.event not in ("APPROVED", "DONE", "CHANGES_REQUESTED")
+        acted = change.event not in (APPROVED, DONE, CHANGES_REQUESTED)
         change.firing = FiringDraft(firing, turn.id, acted=acted)
     return change
 
@@ -98,7 +111,7 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, now, owner = step.task, step.room, step.policy, step.now, step.owner
     tree = await tree_hash(policy.workspace)
     changed = tree != turn.tree_before  # the tree the reviewer approved
-    found = find_marker(run.output, "owner")
+    found = find_marker(run.output, OWNER)
     change = Change(
         task.id,
         now,
@@ -106,11 +119,19 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         expect_lease=owner,
         turn=turn_end(turn, run, now, marker=found, unmarked=found is None, tree=tree),
         failures="reset",
-        event="changed" if changed else "closed",
+        event=CHANGED if changed else WRAPPED_UP,
         outbox=[post(room, turn, run.output)],
     )
     if changed:
         note = "The owner changed the work while wrapping up; the reviewer checks it again."
+        change.escalation = escalation_after_changed_wrapup(
+            task, turn, room, policy, step.history, step.limits,
+            tokens=task.tokens + run.usage.tokens, cost_usd=task.cost_usd + run.usage.cost_usd,
+            now=now,
+        )  # fmt: skip
+        if change.escalation is not None:
+            change.event = CEILING
+            note = "The owner changed the work while wrapping up again; asking the people here."
     elif task.summon is not None:
         # A person called the arbiter while the owner wrapped up: it rules before anything
         # closes (a PROCEED sends the work back to the reviewer).
@@ -119,7 +140,9 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         called.outbox = [*change.outbox, *called.outbox]
         return called
     else:
-        note = f"✅ Task #{task.id} is done and closed."
+        # The engine commits the approved work on the task's branch (rooms/worktrees.py).
+        work = await commit_note(policy, task)
+        note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
     return change
 

@@ -9,6 +9,17 @@ from __future__ import annotations
 
 from typing import Final
 
+from rooms.judge.markers import (
+    APPROVED,
+    ARBITER,
+    BLOCKED,
+    CHANGES_REQUESTED,
+    DONE,
+    NEEDS_CONTEXT,
+    OWNER,
+    REVIEWER,
+    VERDICTS,
+)
 from rooms.machine import (
     ANSWER,
     APPROVE,
@@ -29,13 +40,8 @@ ARBITRATION: Final = "arbitration"
 FINALIZE: Final = "finalize"
 STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, WAITING_HUMAN, FINALIZE, CLOSED)
 
-# Roles.
-OWNER: Final = "owner"
-REVIEWER: Final = "reviewer"
-ARBITER: Final = "arbiter"
-ROLES = (OWNER, REVIEWER, ARBITER)
-
-# Events: the marker or verdict a turn produced, or what a person or a detector did.
+# Events: the marker (rooms.judge.markers) or verdict (rooms.model.VERDICTS) a turn produced, or
+# what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
 #   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again)
@@ -43,6 +49,7 @@ ROLES = (OWNER, REVIEWER, ARBITER)
 #              summon_capped (`arbitrate` past the cap of arbitrations: the people decide)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
 #   any turn:  ceiling (a ceiling or an engine cap asks the humans), failed (a run failed twice)
+PROCEED, REVISE, RESET, ESCALATE = VERDICTS
 DEADLOCK: Final = "deadlock"
 CEILING: Final = "ceiling"
 FAILED: Final = "failed"
@@ -53,9 +60,9 @@ SUMMON_CAPPED: Final = "summon_capped"
 
 TRANSITIONS: dict[str, dict[str, str]] = {
     OWNER_TURN: {
-        "DONE": REVIEW_TURN,
-        "BLOCKED": ARBITRATION,
-        "NEEDS_CONTEXT": ARBITRATION,
+        DONE: REVIEW_TURN,
+        BLOCKED: ARBITRATION,
+        NEEDS_CONTEXT: ARBITRATION,
         DEADLOCK: ARBITRATION,
         SUMMONED: ARBITRATION,
         SUMMON_CAPPED: WAITING_HUMAN,
@@ -64,10 +71,10 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         STOP: CLOSED,
     },
     REVIEW_TURN: {
-        "APPROVED": FINALIZE,
-        "CHANGES_REQUESTED": OWNER_TURN,
-        "BLOCKED": ARBITRATION,
-        "NEEDS_CONTEXT": ARBITRATION,
+        APPROVED: FINALIZE,
+        CHANGES_REQUESTED: OWNER_TURN,
+        BLOCKED: ARBITRATION,
+        NEEDS_CONTEXT: ARBITRATION,
         DEADLOCK: ARBITRATION,
         SUMMONED: ARBITRATION,
         SUMMON_CAPPED: WAITING_HUMAN,
@@ -76,10 +83,10 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         STOP: CLOSED,
     },
     ARBITRATION: {
-        "PROCEED": REVIEW_TURN,
-        "REVISE": OWNER_TURN,
-        "RESET": OWNER_TURN,
-        "ESCALATE": WAITING_HUMAN,
+        PROCEED: REVIEW_TURN,
+        REVISE: OWNER_TURN,
+        RESET: OWNER_TURN,
+        ESCALATE: WAITING_HUMAN,
         SENT_BACK: ARBITRATION,
         CEILING: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
@@ -96,6 +103,7 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         CHANGED: REVIEW_TURN,
         SUMMONED: ARBITRATION,
         SUMMON_CAPPED: WAITING_HUMAN,
+        CEILING: WAITING_HUMAN,  # changed again, past a ceiling or too often (pair/wrapups)
         FAILED: WAITING_HUMAN,
         STOP: CLOSED,
     },

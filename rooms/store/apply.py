@@ -1,45 +1,52 @@
-"""The store's one composite write: apply a `Change` inside an open transaction.
+"""The store's one composite write: apply a `Change` inside an open transaction (on aiosqlite's
+worker thread, in one round trip: see connection.py).
 
 Every guard is checked before anything is visible to others, and any lost guard raises `Abort`,
 which rolls the whole transaction back: a change is applied completely or not at all.
+
+What the change does to the task's own row (its transition with compare-and-swap, its counters,
+the turn's tokens and cost) is one UPDATE that also returns the row, and the change's posts are
+one `executemany`.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
-
-import aiosqlite
+from typing import Any
 
 from rooms.machine import CLOSED, SUMMONED, WAITING_HUMAN, IllegalTransition, StateTable
 from rooms.model import Task
 from rooms.records import Change
-from rooms.store.rows import Abort, enqueue, load_task, one, record_event
+from rooms.store.rows import Abort, enqueue, enqueue_all, load_task, one, record_event, to_task
 
 Tables = Callable[[str], StateTable]  # a protocol's name → its state table
 
 
-async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> Task:
-    if c.event_id and not await record_event(db, c.event_id, c.now):
+def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
+    if c.event_id and not record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
-    task = await load_task(db, c.task_id)
+    row = one(db, "SELECT * FROM tasks WHERE id=?", (c.task_id,))
+    if row is None:
+        raise Abort
+    task = to_task(row)
     if c.expect_version is not None and task.version != c.expect_version:
         raise Abort
-    if c.expect_lease is not None:
-        lease = await one(db, "SELECT lease_owner FROM tasks WHERE id=?", (c.task_id,))
-        if lease is None or lease[0] != c.expect_lease:
-            raise Abort
+    if c.expect_lease is not None and row["lease_owner"] != c.expect_lease:
+        raise Abort
     if c.message is not None and task.status == CLOSED:
         raise Abort  # it closed meanwhile: the caller re-reads (and may open a new task)
     if c.event is not None and c.expect_version is None:
         raise ValueError("a status change needs expect_version (compare-and-swap)")
+    new = _target(task, c, tables(task.protocol)) if c.event is not None else None
 
     if c.turn is not None:
-        await _finish_turn(db, c)
-    await _insert_firing(db, c)
+        _finish_turn(db, c)
+    _insert_firing(db, c)
     if c.verdict is not None:
         v = c.verdict
-        await db.execute(
+        db.execute(
             "INSERT INTO verdicts (task_id, turn_id, firing_id, verdict, ruling, readable,"
             " record_path, at, panel_id, tally, fairness) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -58,16 +65,14 @@ async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> T
         )
     if c.message is not None:
         m = c.message
-        before = await one(
-            db, "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE task_id=?", (c.task_id,)
-        )
-        await db.execute(
+        # before_seq: the first turn that can see the message is the next one.
+        db.execute(
             "INSERT INTO messages (task_id, user, text, kind, before_seq, event_id, at)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (c.task_id, m.user, m.text, m.kind, before[0], m.event_id, c.now),
+            " SELECT ?, ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM turns WHERE task_id=?",
+            (c.task_id, m.user, m.text, m.kind, m.event_id, c.now, c.task_id),
         )
     if c.answer is not None:
-        cursor = await db.execute(
+        cursor = db.execute(
             "UPDATE escalations SET status='answered', answer=?, answered_by=?, answered_at=?"
             " WHERE id=? AND task_id=? AND status='open'",
             (c.answer.answer, c.answer.user, c.now, c.answer.escalation_id, c.task_id),
@@ -76,32 +81,41 @@ async def apply_change(db: aiosqlite.Connection, c: Change, tables: Tables) -> T
             raise Abort  # answered or closed meanwhile: a stale answer changes nothing
 
     if c.summon is not None:
-        await _request_summon(db, task, c, tables(task.protocol))
-    if c.event is not None:
-        await _transition(db, task, c, tables(task.protocol))
-    if c.verdict is not None or c.take_summon:
-        # A ruling answers a pending `arbitrate`, also one made while a detector's arbitration
-        # was under way (its note reached that arbiter's prompt). One that waits out a question
-        # to the people stays pending: the arbiter rules once the task goes on.
-        await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
-    await _counters(db, c)
-    for draft in c.outbox:
-        await enqueue(db, draft, c.task_id, c.now)
+        _request_summon(db, task, c, tables(task.protocol))
+    after = _update_task(db, c, new)
+    if new is not None and (task.status == WAITING_HUMAN or new == CLOSED):
+        # The question is moot once the task moves on: a later click on it is stale.
+        db.execute(
+            "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
+            (c.task_id,),
+        )
+    enqueue_all(db, c.outbox, c.task_id, c.now)
     if c.escalation is not None:  # announced after the change's other posts, which explain it
         e = c.escalation
-        cursor = await db.execute(
+        cursor = db.execute(
             "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
             " VALUES (?,?,?,?,?,?)",
             (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
         )
-        await enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
-    return await load_task(db, c.task_id)
+        enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
+    return after if after is not None else load_task(db, c.task_id)
 
 
-async def _finish_turn(db: aiosqlite.Connection, c: Change) -> None:
+def _target(task: Task, c: Change, table: StateTable) -> str:
+    """The move the change names must be in the task's protocol table (IllegalTransition is a
+    bug: it rolls back). A protocol's decision names its target; a person's (stop, answer) may
+    leave it to the table."""
+    assert c.event is not None
+    new = table.next(task.status, c.event)
+    if c.status is not None and c.status != new:
+        raise IllegalTransition(task.status, f"{c.event} → {c.status}", table.protocol)
+    return new
+
+
+def _finish_turn(db: sqlite3.Connection, c: Change) -> None:
     assert c.turn is not None
     t = c.turn
-    cursor = await db.execute(
+    cursor = db.execute(
         "UPDATE turns SET status=?, output=?, structured=?, marker=?, unmarked=?, error_code=?,"
         " error=?, tree=?, session_id=COALESCE(?, session_id), ended_at=?"
         " WHERE id=? AND task_id=? AND status='running'",
@@ -123,22 +137,18 @@ async def _finish_turn(db: aiosqlite.Connection, c: Change) -> None:
     if cursor.rowcount != 1:
         raise Abort  # the turn was interrupted or finished by someone else
     u = t.usage
-    await db.execute(
+    db.execute(
         "INSERT INTO usage (turn_id, task_id, input_tokens, output_tokens, cost_usd, at)"
         " VALUES (?,?,?,?,?,?)",
         (t.turn_id, c.task_id, u.input_tokens, u.output_tokens, u.cost_usd, c.now),
     )
-    await db.execute(
-        "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
-        (u.tokens, u.cost_usd, c.task_id),
-    )
 
 
-async def _insert_firing(db: aiosqlite.Connection, c: Change) -> None:
+def _insert_firing(db: sqlite3.Connection, c: Change) -> None:
     if c.firing is None:
         return
     f = c.firing
-    await db.execute(
+    db.execute(
         "INSERT INTO firings (task_id, turn_id, detector, reason, fingerprint, extra, acted, at)"
         " VALUES (?,?,?,?,?,?,?,?)",
         (
@@ -154,53 +164,23 @@ async def _insert_firing(db: aiosqlite.Connection, c: Change) -> None:
     )
 
 
-async def _transition(db: aiosqlite.Connection, task: Task, c: Change, table: StateTable) -> None:
-    """The move the change names must be in the task's protocol table (IllegalTransition is a
-    bug: it rolls back). A protocol's decision names its target; a person's (stop, answer) may
-    leave it to the table."""
-    assert c.event is not None
-    new = table.next(task.status, c.event)
-    if c.status is not None and c.status != new:
-        raise IllegalTransition(task.status, f"{c.event} → {c.status}", table.protocol)
-    cursor = await db.execute(
-        "UPDATE tasks SET status=?, version = version + 1, updated_at=?,"
-        " closed_at = CASE WHEN ?=? THEN ? ELSE closed_at END,"
-        " failures = 0"
-        " WHERE id=? AND version=?",
-        (new, c.now, new, CLOSED, c.now, c.task_id, c.expect_version),
-    )
-    if cursor.rowcount != 1:
-        raise Abort
-    if new == CLOSED:
-        await db.execute(
-            "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=?", (c.task_id,)
-        )
-    if new == CLOSED:  # a pending `arbitrate` is moot once the task is closed
-        await db.execute("UPDATE tasks SET summon=NULL WHERE id=?", (c.task_id,))
-    if task.status == WAITING_HUMAN or new == CLOSED:
-        # The question is moot once the task moves on: a later click on it is stale.
-        await db.execute(
-            "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
-            (c.task_id,),
-        )
-
-
-async def _request_summon(
-    db: aiosqlite.Connection, task: Task, c: Change, table: StateTable
-) -> None:
-    assert c.summon is not None
-    if SUMMONED not in table.transitions.get(task.status, {}):
-        raise Abort  # it moved on meanwhile (e.g. to the arbiter): the caller re-reads
-    cursor = await db.execute(
-        "UPDATE tasks SET summon=? WHERE id=? AND summon IS NULL",
-        (c.summon.model_dump_json(), c.task_id),
-    )
-    if cursor.rowcount != 1:
-        raise Abort  # one is pending already: the caller re-reads and says so
-
-
-async def _counters(db: aiosqlite.Connection, c: Change) -> None:
+def _update_task(db: sqlite3.Connection, c: Change, new: str | None) -> Task | None:
+    """Everything the change does to the task's row, in one UPDATE: the turn's tokens and cost,
+    the transition to `new` (compare-and-swap on the version; it resets the failure count and,
+    on closing, frees the lease), then the counters. None when the row needs no change."""
     sets: list[str] = []
+    args: list[Any] = []
+    if c.turn is not None:
+        sets += ["tokens = tokens + ?", "cost_usd = cost_usd + ?"]
+        args += [c.turn.usage.tokens, c.turn.usage.cost_usd]
+    failures = "failures"
+    if new is not None:
+        sets += ["status = ?", "version = version + 1", "updated_at = ?"]
+        args += [new, c.now]
+        if new == CLOSED:
+            sets += ["closed_at = ?", "lease_owner = NULL", "lease_until = NULL"]
+            args += [c.now]
+        failures = "0"
     if c.rounds == "reset":
         sets.append("rounds = 0")
     elif c.rounds == "inc":
@@ -208,10 +188,41 @@ async def _counters(db: aiosqlite.Connection, c: Change) -> None:
     if c.count_arbitration:
         sets.append("arbitrations = arbitrations + 1")
     if c.failures == "reset":
-        sets.append("failures = 0")
+        failures = "0"
     elif c.failures == "inc":
-        sets.append("failures = failures + 1")
+        failures = f"{failures} + 1"
+    if failures != "failures":
+        sets.append(f"failures = {failures}")
     if c.grant:
         sets.append("grants = grants + 1")
-    if sets:
-        await db.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE id=?", (c.task_id,))
+    if c.verdict is not None or c.take_summon or new == CLOSED:
+        # A ruling answers a pending `arbitrate`, also one made while a detector's arbitration
+        # was under way (its note reached that arbiter's prompt); closing makes one moot. One
+        # that waits out a question to the people stays pending: the arbiter rules once the
+        # task goes on.
+        sets.append("summon = NULL")
+    if not sets:
+        return None
+    where = "id = ?"
+    args.append(c.task_id)
+    if new is not None:
+        where += " AND version = ?"
+        args.append(c.expect_version)
+    rows = db.execute(
+        f"UPDATE tasks SET {', '.join(sets)} WHERE {where} RETURNING *", tuple(args)
+    ).fetchall()
+    if not rows:
+        raise Abort  # the version moved on (or the task is gone)
+    return to_task(rows[0])
+
+
+def _request_summon(db: sqlite3.Connection, task: Task, c: Change, table: StateTable) -> None:
+    assert c.summon is not None
+    if SUMMONED not in table.transitions.get(task.status, {}):
+        raise Abort  # it moved on meanwhile (e.g. to the arbiter): the caller re-reads
+    cursor = db.execute(
+        "UPDATE tasks SET summon=? WHERE id=? AND summon IS NULL",
+        (c.summon.model_dump_json(), c.task_id),
+    )
+    if cursor.rowcount != 1:
+        raise Abort  # one is pending already: the caller re-reads and says so

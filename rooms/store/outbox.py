@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from rooms.records import OutboxDraft, OutboxRow
@@ -17,14 +18,17 @@ class OutboxStore(StoreBase):
     ) -> bool:
         """Enqueue replies that change nothing else (status, refusals). With `event_id` the event
         is recorded in the same transaction; False when it was handled before."""
+
+        def insert(db: sqlite3.Connection) -> bool:
+            if event_id and not record_event(db, event_id, now):
+                raise Abort
+            for draft in drafts:
+                ensure_room(db, draft.room, group, now)
+                enqueue(db, draft, None, now)
+            return True
+
         try:
-            async with self._tx() as db:
-                if event_id and not await record_event(db, event_id, now):
-                    raise Abort
-                for draft in drafts:
-                    await ensure_room(db, draft.room, group, now)
-                    await enqueue(db, draft, None, now)
-                return True
+            return await self._transact(insert)
         except Abort:
             return False
 
@@ -39,6 +43,23 @@ class OutboxStore(StoreBase):
             "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
             f" JOIN rooms r ON r.key = o.room WHERE o.status='pending'{where}"
             " ORDER BY o.id LIMIT ?",
+            (*args, limit),
+        )
+        return [to_outbox(r) for r in rows]
+
+    async def next_outbox_per_room(
+        self, limit: int = 500, *, platforms: frozenset[str] | None = None
+    ) -> list[OutboxRow]:
+        """The oldest pending row of each room (due or not, claimed or not), rooms in the order
+        of those rows: what the deliverer may post next, so that a room whose rows keep failing
+        holds back only itself, however many rows it has queued. `platforms`: only the rooms of
+        those platforms (a process delivers only what it serves)."""
+        where, args = _of_platforms(platforms)
+        rows = await self._rows(
+            "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+            " JOIN rooms r ON r.key = o.room WHERE o.id IN"
+            " (SELECT MIN(id) FROM outbox WHERE status='pending' GROUP BY room)"
+            f"{where} ORDER BY o.id LIMIT ?",
             (*args, limit),
         )
         return [to_outbox(r) for r in rows]
@@ -66,33 +87,30 @@ class OutboxStore(StoreBase):
 
     async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
         """Take one pending row for delivery so that two deliverers do not post it both."""
-        async with self._tx() as db:
-            cursor = await db.execute(
-                "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
-                " WHERE id=? AND status='pending'"
-                " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?)",
-                (owner, now + lease_s, row_id, owner, now),
-            )
-            return cursor.rowcount == 1
+        claimed = await self._write_count(
+            "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
+            " WHERE id=? AND status='pending'"
+            " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?)",
+            (owner, now + lease_s, row_id, owner, now),
+        )
+        return claimed == 1
 
     async def mark_sent(self, row_id: int, message_id: str | None, now: float) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
-                " claimed_until=NULL, last_error=NULL WHERE id=?",
-                (message_id, now, row_id),
-            )
+        await self._write_count(
+            "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
+            " claimed_until=NULL, last_error=NULL WHERE id=?",
+            (message_id, now, row_id),
+        )
 
     async def mark_failed(
         self, row_id: int, error: str, retry_at: float, *, give_up: bool = False
     ) -> None:
         """Record a failed attempt; the row stays pending until `retry_at` (or is dead)."""
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
-                " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
-                (error[:2000], retry_at, give_up, row_id),
-            )
+        await self._write_count(
+            "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
+            " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
+            (error[:2000], retry_at, give_up, row_id),
+        )
 
 
 def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...]]:

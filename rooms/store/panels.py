@@ -5,6 +5,8 @@ panel instead of asking the references again."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from rooms.references.panel import Opinion, Panel
 from rooms.store.connection import StoreBase
 
@@ -14,18 +16,19 @@ class PanelStore(StoreBase):
         self, task_id: int, turn_id: int | None, panel: Panel, deadline_s: float, now: float
     ) -> int:
         """Store a fan-out; its tokens and cost count toward the task's budgets."""
-        async with self._tx() as db:
-            cursor = await db.execute(
+
+        def write(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
                 "INSERT INTO panels (task_id, turn_id, seed, deadline_s, wall_s, at)"
                 " VALUES (?,?,?,?,?,?)",
                 (task_id, turn_id, panel.seed, deadline_s, panel.wall_s, now),
             )
             panel_id = int(cursor.lastrowid or 0)
-            for o in panel.opinions:
-                await db.execute(
-                    'INSERT INTO "references" (panel_id, position, label, name, model, text,'
-                    " verdict, error, input_tokens, output_tokens, cost_usd, latency_s)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            db.executemany(
+                'INSERT INTO "references" (panel_id, position, label, name, model, text,'
+                " verdict, error, input_tokens, output_tokens, cost_usd, latency_s)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
                     (
                         panel_id,
                         o.position,
@@ -39,15 +42,19 @@ class PanelStore(StoreBase):
                         o.output_tokens,
                         o.cost_usd,
                         o.latency_s,
-                    ),
-                )
+                    )
+                    for o in panel.opinions
+                ],
+            )
             tokens = sum(o.input_tokens + o.output_tokens for o in panel.opinions)
             cost = sum(o.cost_usd for o in panel.opinions)
-            await db.execute(
+            db.execute(
                 "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
                 (tokens, cost, task_id),
             )
             return panel_id
+
+        return await self._transact(write)
 
     async def pending_panel(self, task_id: int) -> tuple[int, int | None, Panel] | None:
         """The task's latest panel (id, the turn that asked, the panel) when no ruling has used

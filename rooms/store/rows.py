@@ -1,11 +1,11 @@
-"""Row conversion and the small statements the store runs inside its transactions."""
+"""Row conversion and the small statements the store runs inside its transactions (plain
+functions of the sqlite3 connection: they run on aiosqlite's worker thread, see connection.py)."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from typing import Any
-
-import aiosqlite
 
 from rooms.model import Action, Card, RoomRef, Summon, Task, Turn
 from rooms.records import Escalation, OutboxDraft, OutboxRow
@@ -15,31 +15,34 @@ class Abort(Exception):
     """Raised inside a transaction to roll it back and report a lost race to the caller."""
 
 
-async def record_event(db: aiosqlite.Connection, event_id: str, now: float) -> bool:
+def record_event(db: sqlite3.Connection, event_id: str, now: float) -> bool:
     """True when the inbound event id is new (and now recorded)."""
-    cursor = await db.execute(
+    cursor = db.execute(
         "INSERT INTO events (event_id, at) VALUES (?, ?) ON CONFLICT(event_id) DO NOTHING",
         (event_id, now),
     )
     return cursor.rowcount == 1
 
 
-async def ensure_room(db: aiosqlite.Connection, room: RoomRef, group: str, now: float) -> None:
-    await db.execute(
+def ensure_room(db: sqlite3.Connection, room: RoomRef, group: str, now: float) -> None:
+    db.execute(
         "INSERT INTO groups (name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
         (group, now),
     )
-    await db.execute(
+    db.execute(
         "INSERT INTO rooms (key, platform, channel, thread, group_name, created_at)"
         " VALUES (?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
         (room.key, room.platform, room.channel, room.thread, group, now),
     )
 
 
-async def enqueue(
-    db: aiosqlite.Connection, draft: OutboxDraft, task_id: int | None, now: float
-) -> None:
-    """Add one outbox row; a key seen before is ignored (enqueueing is idempotent)."""
+_ENQUEUE = (
+    "INSERT INTO outbox (key, task_id, room, text, persona, actions, card, private_to,"
+    " in_reply_to, created_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING"
+)
+
+
+def _outbox_values(draft: OutboxDraft, task_id: int | None, now: float) -> tuple[Any, ...]:
     actions = json.dumps(
         [
             {"action": a.action, "label": a.label, "value": a.value, "style": a.style}
@@ -47,37 +50,46 @@ async def enqueue(
         ]
     )
     card = json.dumps(draft.card.to_json()) if draft.card is not None else None
-    await db.execute(
-        "INSERT INTO outbox (key, task_id, room, text, persona, actions, card, private_to,"
-        " in_reply_to, created_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO NOTHING",
-        (
-            draft.key,
-            task_id,
-            draft.room.key,
-            draft.text,
-            draft.persona,
-            actions,
-            card,
-            draft.private_to,
-            draft.in_reply_to,
-            now,
-        ),
+    return (
+        draft.key,
+        task_id,
+        draft.room.key,
+        draft.text,
+        draft.persona,
+        actions,
+        card,
+        draft.private_to,
+        draft.in_reply_to,
+        now,
     )
 
 
-async def one(db: aiosqlite.Connection, sql: str, args: tuple[Any, ...] = ()) -> Any:
-    rows = list(await db.execute_fetchall(sql, args))
+def enqueue(db: sqlite3.Connection, draft: OutboxDraft, task_id: int | None, now: float) -> None:
+    """Add one outbox row; a key seen before is ignored (enqueueing is idempotent)."""
+    db.execute(_ENQUEUE, _outbox_values(draft, task_id, now))
+
+
+def enqueue_all(
+    db: sqlite3.Connection, drafts: list[OutboxDraft], task_id: int | None, now: float
+) -> None:
+    """`enqueue` for several rows, in their order, in one round trip."""
+    if drafts:
+        db.executemany(_ENQUEUE, [_outbox_values(d, task_id, now) for d in drafts])
+
+
+def one(db: sqlite3.Connection, sql: str, args: tuple[Any, ...] = ()) -> Any:
+    rows = db.execute(sql, args).fetchall()
     return rows[0] if rows else None
 
 
-async def load_task(db: aiosqlite.Connection, task_id: int) -> Task:
-    row = await one(db, "SELECT * FROM tasks WHERE id=?", (task_id,))
+def load_task(db: sqlite3.Connection, task_id: int) -> Task:
+    row = one(db, "SELECT * FROM tasks WHERE id=?", (task_id,))
     if row is None:
         raise Abort
     return to_task(row)
 
 
-def to_task(r: aiosqlite.Row) -> Task:
+def to_task(r: sqlite3.Row) -> Task:
     return Task(
         id=r["id"],
         room=r["room"],
@@ -100,7 +112,7 @@ def to_task(r: aiosqlite.Row) -> Task:
     )
 
 
-def to_turn(r: aiosqlite.Row) -> Turn:
+def to_turn(r: sqlite3.Row) -> Turn:
     return Turn(
         id=r["id"],
         task_id=r["task_id"],
@@ -120,7 +132,7 @@ def to_turn(r: aiosqlite.Row) -> Turn:
     )
 
 
-def to_escalation(r: aiosqlite.Row) -> Escalation:
+def to_escalation(r: sqlite3.Row) -> Escalation:
     return Escalation(
         id=r["id"],
         task_id=r["task_id"],
@@ -136,7 +148,7 @@ def to_escalation(r: aiosqlite.Row) -> Escalation:
     )
 
 
-def to_outbox(r: aiosqlite.Row) -> OutboxRow:
+def to_outbox(r: sqlite3.Row) -> OutboxRow:
     return OutboxRow(
         id=r["id"],
         key=r["key"],

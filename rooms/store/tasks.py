@@ -10,14 +10,14 @@ lease on each task decides who drives it, and UNIQUE(task_id, seq) makes every t
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 from typing import Any, TypedDict
 
 import aiosqlite
 
-from rooms.model import Firing, RoomRef, Ruling, Task, Turn
+from rooms.history import History
+from rooms.model import RoomRef, Task, Turn
 from rooms.protocols import DEFAULT as DEFAULT_PROTOCOL
 from rooms.protocols import table_for
 from rooms.records import (
@@ -26,16 +26,17 @@ from rooms.records import (
     FiringRow,
     Message,
     OutboxDraft,
+    Usage,
     VerdictRow,
 )
+from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
 from rooms.store.rows import (
     Abort,
-    enqueue,
+    enqueue_all,
     ensure_room,
-    load_task,
     one,
     record_event,
     to_escalation,
@@ -99,27 +100,32 @@ class Store(OutboxStore, PanelStore):
         return store
 
     async def _migrate(self) -> None:
+        def next_step(db: sqlite3.Connection) -> bool:
+            """Apply the next missing step; False when there is none."""
+            # Read the version inside the write lock so two processes opening a fresh file
+            # at once cannot both apply the same step.
+            version = int(one(db, "PRAGMA user_version")[0])
+            if version > len(MIGRATIONS):
+                raise StoreError(
+                    f"{self.path} has schema version {version}, newer than this Tribunal"
+                    f" ({len(MIGRATIONS)}): upgrade Tribunal, do not downgrade the database"
+                )
+            if version == len(MIGRATIONS):
+                return False
+            for sql in MIGRATIONS[version]:
+                db.execute(sql)
+            broken = db.execute("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise StoreError(
+                    f"{self.path}: migration {version + 1} left dangling references: "
+                    f"{[tuple(r) for r in broken][:5]}"
+                )
+            db.execute(f"PRAGMA user_version={version + 1}")
+            return True
+
         for _ in MIGRATIONS:
-            async with self._tx() as db:
-                # Read the version inside the write lock so two processes opening a fresh file
-                # at once cannot both apply the same step.
-                version = int((await one(db, "PRAGMA user_version"))[0])
-                if version > len(MIGRATIONS):
-                    raise StoreError(
-                        f"{self.path} has schema version {version}, newer than this Tribunal"
-                        f" ({len(MIGRATIONS)}): upgrade Tribunal, do not downgrade the database"
-                    )
-                if version == len(MIGRATIONS):
-                    return
-                for sql in MIGRATIONS[version]:
-                    await db.execute(sql)
-                broken = await db.execute_fetchall("PRAGMA foreign_key_check")
-                if broken:
-                    raise StoreError(
-                        f"{self.path}: migration {version + 1} left dangling references: "
-                        f"{[tuple(r) for r in broken][:5]}"
-                    )
-                await db.execute(f"PRAGMA user_version={version + 1}")
+            if not await self._transact(next_step):
+                return
 
     async def schema_version(self) -> int:
         rows = await self._rows("PRAGMA user_version")
@@ -129,8 +135,7 @@ class Store(OutboxStore, PanelStore):
 
     async def record_event(self, event_id: str, now: float) -> bool:
         """True when the event id is new (and is now recorded), False when it was seen before."""
-        async with self._tx() as db:
-            return await record_event(db, event_id, now)
+        return await self._transact(lambda db: record_event(db, event_id, now))
 
     async def seen_event(self, event_id: str) -> bool:
         return bool(await self._rows("SELECT 1 FROM events WHERE event_id=?", (event_id,)))
@@ -153,20 +158,22 @@ class Store(OutboxStore, PanelStore):
         the room already has an open task or the event was handled before. The acknowledgement
         is enqueued in the same transaction."""
         initial = table_for(protocol).initial  # UnknownProtocol before anything is written
+
+        def insert(db: sqlite3.Connection) -> Task:
+            if event_id and not record_event(db, event_id, now):
+                raise Abort
+            ensure_room(db, room, group, now)
+            row = one(
+                db,
+                "INSERT INTO tasks (room, group_name, text, opened_by, protocol, status,"
+                " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?) RETURNING *",
+                (room.key, group, text, user, protocol, initial, now, now),
+            )
+            enqueue_all(db, outbox or [], row["id"], now)
+            return to_task(row)
+
         try:
-            async with self._tx() as db:
-                if event_id and not await record_event(db, event_id, now):
-                    raise Abort
-                await ensure_room(db, room, group, now)
-                cursor = await db.execute(
-                    "INSERT INTO tasks (room, group_name, text, opened_by, protocol, status,"
-                    " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?)",
-                    (room.key, group, text, user, protocol, initial, now, now),
-                )
-                task_id = int(cursor.lastrowid or 0)
-                for draft in outbox or []:
-                    await enqueue(db, draft, task_id, now)
-                return await load_task(db, task_id)
+            return await self._transact(insert)
         except Abort:
             return None
         except sqlite3.IntegrityError:
@@ -218,8 +225,7 @@ class Store(OutboxStore, PanelStore):
         when the change lost (stale version, lease not held, turn no longer running, escalation
         no longer open, event already handled); then nothing at all was written."""
         try:
-            async with self._tx() as db:
-                return await apply_change(db, change, table_for)
+            return await self._transact(lambda db: apply_change(db, change, table_for))
         except Abort:
             return None
 
@@ -227,30 +233,31 @@ class Store(OutboxStore, PanelStore):
 
     async def claim(self, task_id: int, owner: str, now: float, lease_s: float) -> bool:
         """Take the task's lease if it is free, expired or already ours."""
-        async with self._tx() as db:
-            cursor = await db.execute(
-                "UPDATE tasks SET lease_owner=?, lease_until=? WHERE id=? AND status != 'closed'"
-                " AND (lease_owner IS NULL OR lease_owner=? OR lease_until < ?)",
-                (owner, now + lease_s, task_id, owner, now),
-            )
-            return cursor.rowcount == 1
+        return await self.claim_task(task_id, owner, now, lease_s) is not None
+
+    async def claim_task(self, task_id: int, owner: str, now: float, lease_s: float) -> Task | None:
+        """`claim`, returning the task as it is once the lease is ours (None: not claimed). One
+        statement: the claim and the read the driver needs next."""
+        rows = await self._write(
+            "UPDATE tasks SET lease_owner=?, lease_until=? WHERE id=? AND status != 'closed'"
+            " AND (lease_owner IS NULL OR lease_owner=? OR lease_until < ?) RETURNING *",
+            (owner, now + lease_s, task_id, owner, now),
+        )
+        return to_task(rows[0]) if rows else None
 
     async def renew(self, task_id: int, owner: str, now: float, lease_s: float) -> bool:
         """Extend our lease; False when it was taken over or the task was closed."""
-        async with self._tx() as db:
-            cursor = await db.execute(
-                "UPDATE tasks SET lease_until=? WHERE id=? AND lease_owner=?"
-                " AND status != 'closed'",
-                (now + lease_s, task_id, owner),
-            )
-            return cursor.rowcount == 1
+        changed = await self._write_count(
+            "UPDATE tasks SET lease_until=? WHERE id=? AND lease_owner=? AND status != 'closed'",
+            (now + lease_s, task_id, owner),
+        )
+        return changed == 1
 
     async def release(self, task_id: int, owner: str) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=? AND lease_owner=?",
-                (task_id, owner),
-            )
+        await self._write_count(
+            "UPDATE tasks SET lease_owner=NULL, lease_until=NULL WHERE id=? AND lease_owner=?",
+            (task_id, owner),
+        )
 
     # -- turns ---------------------------------------------------------------------------------
 
@@ -269,50 +276,81 @@ class Store(OutboxStore, PanelStore):
         `wall`, default `now`) and the task is still at `task.version`; None otherwise.
         UNIQUE(task_id, seq) backs this up."""
         lease_now = now if wall is None else wall
+
+        def insert(db: sqlite3.Connection) -> Turn:
+            # The guard (version and lease) and the count in one statement: no row changed
+            # means the race is lost.
+            cursor = db.execute(
+                "UPDATE tasks SET turns = turns + 1 WHERE id=? AND version=?"
+                " AND lease_owner=? AND lease_until >= ?",
+                (task.id, task.version, owner, lease_now),
+            )
+            if cursor.rowcount != 1:
+                raise Abort
+            inserted = one(
+                db,
+                "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
+                " resumed_from, engine_id, started_at)"
+                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'running', ?, ?, ?, ?"
+                " FROM turns WHERE task_id=? RETURNING *",
+                (task.id, role, task.status, tree_before, resumed_from, owner, now, task.id),
+            )
+            return to_turn(inserted)
+
         try:
-            async with self._tx() as db:
-                row = await one(
-                    db, "SELECT version, lease_owner, lease_until FROM tasks WHERE id=?", (task.id,)
-                )
-                if row is None or row[0] != task.version or row[1] != owner:
-                    raise Abort
-                if row[2] < lease_now:
-                    raise Abort
-                seq = (
-                    await one(
-                        db,
-                        "SELECT COALESCE(MAX(seq), 0) + 1 FROM turns WHERE task_id=?",
-                        (task.id,),
-                    )
-                )[0]
-                cursor = await db.execute(
-                    "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
-                    " resumed_from, engine_id, started_at) VALUES (?,?,?,?, 'running', ?,?,?,?)",
-                    (task.id, seq, role, task.status, tree_before, resumed_from, owner, now),
-                )
-                await db.execute("UPDATE tasks SET turns = turns + 1 WHERE id=?", (task.id,))
-                return to_turn(await one(db, "SELECT * FROM turns WHERE id=?", (cursor.lastrowid,)))
+            return await self._transact(insert)
         except (Abort, sqlite3.IntegrityError):
             return None
 
     async def interrupt_turns(
-        self, task_id: int, reason: str, now: float, *, output: str = "", turn_id: int | None = None
+        self,
+        task_id: int,
+        reason: str,
+        now: float,
+        *,
+        output: str = "",
+        turn_id: int | None = None,
+        usage: Usage | None = None,
     ) -> list[Turn]:
-        """Mark running turns (all of the task's, or one) interrupted, keeping any output."""
-        async with self._tx() as db:
-            where = "task_id=? AND status='running'" + (" AND id=?" if turn_id else "")
-            args: tuple[Any, ...] = (task_id, turn_id) if turn_id else (task_id,)
-            rows = await db.execute_fetchall(f"SELECT * FROM turns WHERE {where}", args)
-            await db.execute(
-                "UPDATE turns SET status='interrupted', error=?, ended_at=?,"
-                f" output=CASE WHEN ?='' THEN output ELSE ? END WHERE {where}",
-                (reason, now, output, output, *args),
-            )
+        """Mark running turns (all of the task's, or one) interrupted, keeping any output; with
+        `turn_id`, the `usage` the turn spent before it was cut short is charged to the task
+        (once: only when this call is what ended the turn). Returns them as they were
+        (running)."""
+        where = "task_id=? AND status='running'" + (" AND id=?" if turn_id else "")
+        args: tuple[Any, ...] = (task_id, turn_id) if turn_id else (task_id,)
+        spent = usage is not None and (usage.tokens > 0 or usage.cost_usd > 0)
+
+        def interrupt(db: sqlite3.Connection) -> list[Turn]:
+            rows = db.execute(f"SELECT * FROM turns WHERE {where} ORDER BY seq", args).fetchall()
+            if rows:
+                db.execute(
+                    "UPDATE turns SET status='interrupted', error=?, ended_at=?,"
+                    f" output=CASE WHEN ?='' THEN output ELSE ? END WHERE {where}",
+                    (reason, now, output, output, *args),
+                )
+            if turn_id and rows and usage is not None and spent:
+                db.execute(
+                    "INSERT INTO usage (turn_id, task_id, input_tokens, output_tokens, cost_usd,"
+                    " at) VALUES (?,?,?,?,?,?)",
+                    (
+                        turn_id,
+                        task_id,
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cost_usd,
+                        now,
+                    ),
+                )
+                db.execute(
+                    "UPDATE tasks SET tokens = tokens + ?, cost_usd = cost_usd + ? WHERE id=?",
+                    (usage.tokens, usage.cost_usd, task_id),
+                )
             return [to_turn(r) for r in rows]
 
+        return await self._transact(interrupt)
+
     async def turns(self, task_id: int) -> list[Turn]:
-        rows = await self._rows("SELECT * FROM turns WHERE task_id=? ORDER BY seq", (task_id,))
-        return [to_turn(r) for r in rows]
+        return await self._read(lambda db: history_rows.turns(db, task_id))
 
     async def usage_totals(self, task_id: int) -> tuple[int, int, float]:
         rows = await self._rows(
@@ -324,72 +362,23 @@ class Store(OutboxStore, PanelStore):
 
     # -- history -------------------------------------------------------------------------------
 
+    async def history(self, task_id: int) -> History:
+        """The task's turns, messages, rulings, firings and waiting time, in one round trip."""
+        return await self._read(lambda db: history_rows.history(db, task_id))
+
     async def messages(self, task_id: int) -> list[Message]:
-        rows = await self._rows("SELECT * FROM messages WHERE task_id=? ORDER BY id", (task_id,))
-        return [
-            Message(
-                id=r["id"],
-                task_id=r["task_id"],
-                user=r["user"],
-                text=r["text"],
-                kind=r["kind"],
-                before_seq=r["before_seq"],
-                at=r["at"],
-            )
-            for r in rows
-        ]
+        return await self._read(lambda db: history_rows.messages(db, task_id))
 
     async def firings(self, task_id: int) -> list[FiringRow]:
-        rows = await self._rows("SELECT * FROM firings WHERE task_id=? ORDER BY id", (task_id,))
-        return [
-            FiringRow(
-                id=r["id"],
-                task_id=r["task_id"],
-                turn_id=r["turn_id"],
-                firing=Firing(
-                    detector=r["detector"],
-                    reason=r["reason"],
-                    fingerprint=r["fingerprint"],
-                    extra=json.loads(r["extra"]),
-                ),
-                acted=bool(r["acted"]),
-                at=r["at"],
-            )
-            for r in rows
-        ]
+        return await self._read(lambda db: history_rows.firings(db, task_id))
 
     async def verdicts(self, task_id: int) -> list[VerdictRow]:
-        rows = await self._rows(
-            "SELECT v.*, t.seq FROM verdicts v JOIN turns t ON t.id = v.turn_id"
-            " WHERE v.task_id=? ORDER BY v.id",
-            (task_id,),
-        )
-        return [
-            VerdictRow(
-                id=r["id"],
-                task_id=r["task_id"],
-                turn_id=r["turn_id"],
-                turn_seq=r["seq"],
-                firing_id=r["firing_id"],
-                ruling=Ruling.model_validate_json(r["ruling"]),
-                record_path=r["record_path"],
-                at=r["at"],
-                panel_id=r["panel_id"],
-                tally=json.loads(r["tally"]) if r["tally"] else None,
-                fairness=json.loads(r["fairness"]) if r["fairness"] else None,
-            )
-            for r in rows
-        ]
+        return await self._read(lambda db: history_rows.verdicts(db, task_id))
 
     async def waited_s(self, task_id: int) -> float:
         """Seconds the task spent waiting for people, over its answered escalations: that time
         is not the pair's, so the wall-time ceiling does not count it."""
-        rows = await self._rows(
-            "SELECT COALESCE(SUM(answered_at - created_at), 0) FROM escalations"
-            " WHERE task_id=? AND answered_at IS NOT NULL",
-            (task_id,),
-        )
-        return float(rows[0][0])
+        return await self._read(lambda db: history_rows.waited_s(db, task_id))
 
     async def escalations(self, task_id: int) -> list[Escalation]:
         rows = await self._rows("SELECT * FROM escalations WHERE task_id=? ORDER BY id", (task_id,))

@@ -10,7 +10,8 @@ building, marker parsing, detectors, store writes, outbox), peak RSS, and the ra
 run to a floor measured in the same run: the same number of single-row write transactions on a
 store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently as the rooms, and
 the SQL statements per turn the store ran (counted by a trace callback on aiosqlite's underlying
-sqlite3 connection; BEGIN and COMMIT count, as each is one round trip to aiosqlite's thread).
+sqlite3 connection; BEGIN and COMMIT count) and the round trips per turn to aiosqlite's worker
+thread (calls queued on it: a statement each, or a whole transaction run there at once).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 
@@ -69,10 +71,13 @@ class OneGroup:
 
 
 class StatementCounter:
-    """Counts every statement the store's connection runs, on aiosqlite's own thread."""
+    """Counts every statement the store's connection runs, on aiosqlite's own thread, and every
+    round trip to that thread."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.round_trips = 0
+        self.cpu_s = 0.0  # CPU time of the whole process (both threads) over the run
 
     def __call__(self, statement: str) -> None:
         self.count += 1
@@ -80,9 +85,18 @@ class StatementCounter:
     async def attach(self, store: Store) -> None:
         conn = store._db  # the store's one aiosqlite connection
         await conn._execute(conn._conn.set_trace_callback, self)
+        queue = conn._execute
+
+        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            self.round_trips += 1
+            return await queue(fn, *args, **kwargs)
+
+        conn._execute = counted  # type: ignore[method-assign]
 
 
-async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, list[float], int]:
+async def run_engine(
+    db: Path, rooms: int, rounds: int
+) -> tuple[float, int, list[float], StatementCounter]:
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)
@@ -91,6 +105,7 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
     engine = Engine(store, runner, platform, OneGroup())
     await engine.start()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     for i in range(rooms):
         await engine.handle(
             Inbound(
@@ -103,7 +118,9 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         )
     await engine.idle()
     elapsed = time.perf_counter() - started
-    statements = counter.count
+    counted = StatementCounter()  # a copy: the counts up to here, not engine.stop's
+    counted.cpu_s = time.process_time() - cpu_started
+    counted.count, counted.round_trips = counter.count, counter.round_trips
     await engine.stop()
     await store.close()
     gaps = [
@@ -111,10 +128,10 @@ async def run_engine(db: Path, rooms: int, rounds: int) -> tuple[float, int, lis
         for spans in runner.spans.values()
         for cur, nxt in zip(spans, spans[1:], strict=False)
     ]
-    return elapsed, sum(len(s) for s in runner.spans.values()), gaps, statements
+    return elapsed, sum(len(s) for s in runner.spans.values()), gaps, counted
 
 
-async def run_floor(db: Path, writes: int, concurrency: int) -> float:
+async def run_floor(db: Path, writes: int, concurrency: int) -> tuple[float, float]:
     """The same number of single-row write transactions, as concurrent as the rooms."""
     conn = await aiosqlite.connect(str(db), isolation_level=None)
     for pragma in ("journal_mode=WAL", "synchronous=NORMAL", "busy_timeout=5000"):
@@ -130,11 +147,11 @@ async def run_floor(db: Path, writes: int, concurrency: int) -> float:
                 await conn.execute("COMMIT")
 
     per_room = max(1, writes // concurrency)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     await asyncio.gather(*(room(r, per_room) for r in range(concurrency)))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     await conn.close()
-    return elapsed
+    return elapsed, cpu
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -152,8 +169,12 @@ async def main() -> None:
     rounds = max(1, args.turns // 2)
     with tempfile.TemporaryDirectory() as tmp:
         _, solo_turns, solo_gaps, solo_sql = await run_engine(Path(tmp) / "solo.db", 1, rounds)
+        # The floor before and after the engine, and their mean: on a shared machine one run of
+        # it can be several times slower than the next. CPU time is steadier than wall time.
+        first = await run_floor(Path(tmp) / "floor1.db", solo_turns * args.rooms, args.rooms)
         engine_s, turns, gaps, sql = await run_engine(Path(tmp) / "engine.db", args.rooms, rounds)
-        floor_s = await run_floor(Path(tmp) / "floor.db", turns, args.rooms)
+        second = await run_floor(Path(tmp) / "floor2.db", turns, args.rooms)
+        floor_s, floor_cpu = (first[0] + second[0]) / 2, (first[1] + second[1]) / 2
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows = [
         ("rooms", f"{args.rooms}"),
@@ -163,11 +184,16 @@ async def main() -> None:
         ("overhead per turn, one room alone, p50", f"{statistics.median(solo_gaps) * 1000:.1f} ms"),
         ("overhead per turn p50", f"{statistics.median(gaps) * 1000:.1f} ms"),
         ("overhead per turn p99", f"{percentile(gaps, 99) * 1000:.1f} ms"),
-        ("SQL statements per turn, one room alone", f"{solo_sql / solo_turns:.1f}"),
-        ("SQL statements per turn", f"{sql / turns:.1f}"),
+        ("SQL statements per turn, one room alone", f"{solo_sql.count / solo_turns:.1f}"),
+        ("SQL statements per turn", f"{sql.count / turns:.1f}"),
+        ("round trips to aiosqlite's thread per turn", f"{sql.round_trips / turns:.1f}"),
         ("peak RSS", f"{rss_mb:.0f} MiB"),
-        ("floor: same number of raw store writes", f"{floor_s:.2f} s"),
+        (
+            "floor: same number of raw store writes",
+            f"{floor_s:.2f} s (runs: {first[0]:.2f} s, {second[0]:.2f} s)",
+        ),
         ("engine / floor", f"{engine_s / floor_s:.1f}x"),
+        ("engine / floor, CPU time", f"{sql.cpu_s / floor_cpu:.1f}x"),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:

@@ -63,6 +63,11 @@ def spec(agent: str, env: dict[str, str] | None = None) -> RunSpec:
     return RunSpec(group="console", agent=agent, request=request, env=env or {})  # type: ignore[arg-type]
 
 
+def test_docker_runs_get_no_model_keys(credentials: None) -> None:
+    """The credential proxy holds them (bot/proxy.py); a run gets a token instead."""
+    assert model_env(load_settings(env_file=None), "docker") == {"claude": {}, "codex": {}}
+
+
 def test_model_env_is_split_by_agent_type(credentials: None) -> None:
     env = model_env(load_settings(env_file=None), "local")
     assert env["claude"] == {
@@ -121,15 +126,31 @@ async def test_a_value_set_on_the_spec_wins(credentials: None, tmp_path: Path) -
     assert env["ANTHROPIC_API_KEY"] == "sk-ant-test"
 
 
-def test_local_backend_gets_a_home_under_the_data_folder(
+async def test_local_backend_gives_each_group_and_role_a_home_away_from_the_data(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
-    backend = make_backend(load_settings(env_file=None))
+    settings = load_settings(env_file=None)
+    backend = make_backend(settings)
     assert isinstance(backend, LocalBackend)
-    assert backend.env == {"HOME": str(tmp_path / "data" / "homes")}
-    assert (tmp_path / "data" / "homes").is_dir()
+    script = tmp_path / "env_echo.py"
+    script.write_text(ENV_ECHO)
+    backend.command = [sys.executable, str(script)]
+    homes = {}
+    for group, role in (("g1", "owner"), ("g1", "reviewer"), ("g2", "owner")):
+        run = spec("claude", {}).model_copy(update={"group": group})
+        run = run.model_copy(update={"request": run.request.model_copy(update={"role": role})})
+        homes[(group, role)] = Path((await _run_env(CredentialedRunner(backend, {}), run))["HOME"])
+    assert len(set(homes.values())) == 3
+    root = tmp_path / "state" / "tribunal" / settings.docker_instance / "homes"
+    assert homes[("g1", "reviewer")] == root / "g1" / "reviewer"
+    for home in homes.values():
+        assert home.is_dir() and (home.stat().st_mode & 0o777) == 0o700
+        assert not home.is_relative_to(tmp_path / "data")  # not where the database is
+        assert not home.is_relative_to(tmp_path / "user")
 
 
 # -- which backend runs the turns ---------------------------------------------------------------
@@ -335,10 +356,11 @@ def test_docker_settings_defaults_and_the_config_made_from_them(
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     settings = load_settings(env_file=None)
     assert settings.backend == "auto"
-    assert settings.docker.network_mode == "bridge" and settings.docker.instance is None
+    # "none": no network in the containers, the model APIs only through the credential proxy.
+    assert settings.docker.network_mode == "none" and settings.docker.instance is None
     config = docker_config(settings)
     assert config.instance == settings.docker_instance
-    assert (config.image, config.network_mode) == ("tribunal-runner:latest", "bridge")
+    assert (config.image, config.network_mode) == ("tribunal-runner:latest", "none")
     assert (config.mem_limit, config.nano_cpus, config.pids_limit) == ("4g", 2_000_000_000, 512)
 
     Path("tribunal.toml").write_text(

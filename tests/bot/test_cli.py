@@ -121,8 +121,29 @@ def test_replay_text_lines(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
 
 @pytest.mark.parametrize(
     "content",
-    ["{not json", '{"task": "x"}', '{"task": "x", "turns": [{"role": "judge", "text": "hi"}]}', ""],
-    ids=["not-json", "no-turns", "unknown-role", "empty"],
+    [
+        "{not json",
+        '{"task": "x"}',
+        '{"task": "x", "turns": [{"role": "judge", "text": "hi"}]}',
+        "",
+        '{"task": "x", "turns": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        '{"task": "x", "turns": [{"role": "owner", "text": '
+        + '{"a": ' * 50_000
+        + "1"
+        + "}" * 50_001,
+        '{"task": "x", "turns": [], "n": 1' + "0" * 5000 + "}",
+        '{"task": NaN, "turns": [{"role": "owner", "text": "x", "tree": Infinity}]}',
+    ],
+    ids=[
+        "not-json",
+        "no-turns",
+        "unknown-role",
+        "empty",
+        "deep-lists",
+        "deep-objects",
+        "huge-number",
+        "nan",
+    ],
 )
 def test_replay_bad_file_exits_2_with_a_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str
@@ -136,6 +157,24 @@ def test_replay_bad_file_exits_2_with_a_message(
     assert len(captured.err.strip()) > len("tribunal replay: ")
 
 
+def test_replay_into_a_pipe_closed_early_ends_quietly(tmp_path: Path) -> None:
+    """`tribunal replay FILE | head -1`: the reader leaves; no traceback, no error status."""
+    turns = [{"role": "owner", "text": f"DONE\nversion {i}"} for i in range(20_000)]
+    path = _transcript(tmp_path, turns)
+    proc = subprocess.Popen(
+        [str(TRIBUNAL), "replay", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert b"owner" in proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert err == ""
+
+
 def test_replay_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["replay", str(tmp_path / "nope.json")]) == 2
     assert "nope.json" in capsys.readouterr().err
@@ -147,3 +186,38 @@ def test_replay_needs_no_valid_settings(capsys: pytest.CaptureFixture[str], tmp_
     turns = [{"role": "owner", "text": "DONE"}]
     assert main(["replay", str(_transcript(tmp_path, turns)), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["marker"] == "DONE"
+
+
+@pytest.mark.parametrize(
+    ("toml", "field"),
+    [
+        ('data = "ws/state"\n[console]\nworkspace = "ws"\n', "data"),
+        ('db = "ws/sub/t.db"\ndata = "elsewhere"\n[console]\nworkspace = "ws"\n', "db"),
+        ('data = "ws"\n[console]\nworkspace = "ws"\n', "data"),
+        (
+            'data = "elsewhere"\n[groups.backend]\nplatform = "slack"\nchannel = "C1"\n'
+            'workspace = "."\n',
+            "data",
+        ),
+    ],
+    ids=["data-in-console-workspace", "db-in-workspace", "data-is-workspace", "group-workspace"],
+)
+def test_state_inside_a_workspace_exits_78_naming_both(
+    capsys: pytest.CaptureFixture[str], toml: str, field: str
+) -> None:
+    """An owner may write its workspace: the data folder and the database lie outside it."""
+    Path("ws/sub").mkdir(parents=True)
+    Path("tribunal.toml").write_text(toml)
+    assert main(["chat"]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert f"settings: {field}: " in err and "lies inside the workspace" in err, err
+    assert f"TRIBUNAL_{field.upper()}" in err and "Traceback" not in err
+
+
+def test_state_beside_a_workspace_is_fine(tmp_path: Path) -> None:
+    from bot.settings import load_settings
+
+    Path("ws").mkdir()
+    Path("wsx").mkdir()  # a sibling whose name starts like the workspace's is not inside it
+    Path("tribunal.toml").write_text('data = "wsx/state"\n[console]\nworkspace = "ws"\n')
+    assert load_settings(env_file=None).console.workspace == Path("ws")

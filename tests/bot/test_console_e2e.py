@@ -104,8 +104,17 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr + out
     assert "Traceback" not in done.stderr
 
-    # The work itself: the owner's real tool calls changed the workspace, the fix is there.
-    assert 'raise ValueError("b must not be 0")' in (workspace / "calc.py").read_text()
+    # The work itself: the owner's real tool calls changed the task's worktree, and the engine
+    # committed the fix on the task's branch; the checkout itself is left as it was.
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=workspace, check=True, capture_output=True, text=True
+        ).stdout
+
+    [branch] = git("branch", "--list", "tribunal/1-*", "--format=%(refname:short)").split()
+    assert 'raise ValueError("b must not be 0")' in git("show", f"{branch}:calc.py")
+    assert "raise" not in (workspace / "calc.py").read_text()
+    assert f"`{branch}`" in out
 
     # The room showed it, in order.
     order = ["[owner] DONE", "[reviewer] CHANGES_REQUESTED", "[arbiter]", "FIXED-PER-RULING"]

@@ -34,15 +34,18 @@ channel = "42"
 def test_rooms_map_to_their_group(tmp_path: Path) -> None:
     prompt = tmp_path / "owner.md"
     prompt.write_text("you own it")
-    Path("tribunal.toml").write_text(TOML.format(ws=tmp_path, prompt=prompt))
+    ws = tmp_path / "ws"  # beside the working directory: the data folder is not inside it
+    ws.mkdir()
+    Path("tribunal.toml").write_text(TOML.format(ws=ws, prompt=prompt))
     policies = SettingsPolicies(load_settings(env_file=None))
 
     console = policies.for_room(RoomRef("console", "local", "7"))
     assert console == GroupPolicy(
         name="console",
-        workspace=str(tmp_path),
+        workspace=str(ws),
         arbiter=AgentConfig("codex", "o9"),
         approvers=frozenset({"alice"}),
+        address="type",  # the console room: nothing to mention
     )
 
     backend = policies.for_room(RoomRef("slack", "C123", "1700000000.0001"))

@@ -177,10 +177,12 @@ channel = "998877"
 
 def test_groups_from_toml(tmp_path: Path) -> None:
     prompt = write(tmp_path / "strict.md", "be strict")
-    write(Path("tribunal.toml"), GROUPS.format(ws=tmp_path, prompt=prompt))
+    ws = tmp_path / "ws"  # beside the working directory: the data folder is not inside it
+    ws.mkdir()
+    write(Path("tribunal.toml"), GROUPS.format(ws=ws, prompt=prompt))
     s = load_settings()
     backend = s.groups["backend"]
-    assert (backend.platform, backend.channel, backend.workspace) == ("slack", "C123", tmp_path)
+    assert (backend.platform, backend.channel, backend.workspace) == ("slack", "C123", ws)
     assert (backend.owner.agent, backend.owner.model) == ("codex", "gpt-9")
     assert backend.reviewer.agent == "claude"
     assert backend.thresholds.round_cap == 3 and backend.thresholds.max_cost_usd == 2.5
@@ -209,8 +211,10 @@ def test_console_user_defaults_to_the_login_name(monkeypatch: pytest.MonkeyPatch
 
 
 def test_console_workspace_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("TRIBUNAL_CONSOLE__WORKSPACE", str(tmp_path))
-    assert load_settings().console.workspace == tmp_path
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__WORKSPACE", str(ws))
+    assert load_settings().console.workspace == ws
 
 
 # -- bad settings: SettingsError lines name the field ---------------------------------------------

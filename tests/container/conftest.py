@@ -27,16 +27,14 @@ from container.docker_pool import MANAGED, DockerConfig
 from container.image import ImageError, build_image, default_inputs
 from runners.protocol import RunEvent, RunRequest, RunSpec
 from tests.fakes.podman import engine, ensure_base_image
+from tests.fakes.required import unavailable
 
 PROGRAMS = Path(__file__).with_name("programs")
 FAKE_RUNNER = ("python3", "/opt/test-runners/fake_runner.py")
 TEST_IMAGE = "localhost/tribunal-runner:test"
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("TRIBUNAL_REQUIRE_ENGINE") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
+_unavailable = unavailable  # tests/fakes/required.py: skip, or fail when required
 
 
 @pytest.fixture(scope="session")

@@ -272,3 +272,17 @@ def _runner_processes(docker_client: Any, backend: Any) -> list[str]:
             if pid != "1" and cmd.strip() not in ("sleep infinity", "") and not ours:
                 left.append(line)
     return left
+
+
+async def test_an_agent_cannot_write_events_into_its_runners_pipe(
+    make_backend: MakeBackend,
+) -> None:
+    """The runner on the real plumbing (runners._io) in the real image; its agent child opens
+    /proc/<runner>/fd/<n> to write a forged APPROVED final. The runner is not dumpable and the
+    agent has no capabilities, so it opens nothing and the only answer is the runner's own."""
+    backend = make_backend(command=("python3", "-P", "/opt/test-runners/forging_runner.py"))
+    events = await collect(backend, spec("attack", role="reviewer"))
+    assert [e.text.split("\n")[:2] for e in events if e.kind == "final"] == [
+        ["CHANGES_REQUESTED", "opened: -"]
+    ]
+    assert errors(events) == []

@@ -5,6 +5,7 @@ touches another instance's containers, and nothing leaks (listed by label at the
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from typing import Any
 
@@ -101,6 +102,7 @@ async def test_a_workspace_change_recreates_the_container(
     for ws in (first, second):
         ws.mkdir()
         (ws / "name.txt").write_text(ws.name)
+        os.chown(ws, 1000, 1000)  # the owner's container user must be able to write it
     seen = []
     for ws in (first, second):
         await collect(backend, spec("echo x", workspace=ws))

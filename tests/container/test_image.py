@@ -22,6 +22,7 @@ from container.image import (
     default_inputs,
     runner_requirements,
 )
+from tests.fakes.required import unavailable
 
 
 def _inputs(tmp_path: Path) -> ContextInputs:
@@ -128,7 +129,7 @@ def test_unusable_base_fails_with_the_build_log(
 ) -> None:
     busybox = shutil.which("busybox")
     if busybox is None:
-        pytest.skip("busybox-static is not installed")
+        unavailable("busybox-static is not installed")
     # A base without Python: a 2 MB busybox rootfs, imported (no registry).
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
@@ -149,6 +150,21 @@ def test_unusable_base_fails_with_the_build_log(
             docker_client.images.get("localhost/tribunal-broken:test")
     finally:
         docker_client.images.remove(image_id, force=True)
+
+
+@pytest.mark.engine
+@pytest.mark.timeout(300)
+def test_a_base_the_engine_lacks_and_cannot_pull_says_what_to_do(
+    docker_client: Any, runner_image: str
+) -> None:
+    """Offline, the default base cannot be pulled: the error names --base and a local base.
+    (The base's registry is `localhost`, so the failed pull never leaves this machine.)"""
+    base = "localhost:9/tribunal-absent-base:none"
+    with pytest.raises(ImageError, match="image build failed") as failure:
+        build_image(docker_client, tag="localhost/tribunal-nobase:test", base=base)
+    said = str(failure.value)
+    assert f"The base image {base} is not on the engine and could not be pulled" in said
+    assert "tribunal image build --base IMAGE" in said and "Python 3.11" in said
 
 
 def test_cli_build_without_an_engine_fails_cleanly(

@@ -11,6 +11,8 @@ from typing import TypeVar
 
 import pytest
 
+from tests.fakes.required import needs
+
 T = TypeVar("T", bound=Callable[..., object])
 
 
@@ -25,7 +27,7 @@ def bundled_cli() -> Path | None:
 
 claude_marks = [
     pytest.mark.claude,
-    pytest.mark.skipif(bundled_cli() is None, reason="no Claude Code binary in claude-agent-sdk"),
+    needs(bundled_cli() is not None, "no Claude Code binary in claude-agent-sdk"),
 ]
 
 

@@ -17,9 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from runners.protocol import RunEvent, RunRequest, decode_event, encode
+from tests.fakes.required import needs
 
 CODEX_VERSION = "0.171.0"
 REPO = Path(__file__).resolve().parents[2]
@@ -46,9 +45,8 @@ def find_codex() -> str | None:
 
 CODEX_BIN = find_codex()
 
-needs_codex = pytest.mark.skipif(
-    CODEX_BIN is None,
-    reason="no Codex CLI: set CODEX_BIN or run tests/fakes/install_codex.sh",
+needs_codex = needs(
+    CODEX_BIN is not None, "no Codex CLI: set CODEX_BIN or run tests/fakes/install_codex.sh"
 )
 
 

@@ -43,6 +43,7 @@ class Reply:
     input_tokens: int = 100
     output_tokens: int = 20
     cost_usd: float = 0.01
+    after: tuple[RunEvent, ...] = ()  # events after the terminal one (a forger's, a backend's)
 
 
 def say(text: str, **kw: Any) -> Reply:
@@ -172,6 +173,8 @@ async def _events(call: Call) -> AsyncIterator[RunEvent]:
         yield RunEvent(kind="error", code=reply.error_code, text=reply.error)
     else:
         yield RunEvent(kind="final", text=reply.text, structured=reply.structured)
+    for event in reply.after:
+        yield event
 
 
 def _reply(r: Reply | str) -> Reply:

@@ -6,14 +6,17 @@ a second process or a SIGKILL (tests/bot/slack/test_processes.py).
 CONFIG is a tribunal.toml; the Slack tokens, SLACK_API_URL (the parent's fake Slack) and
 TRIBUNAL_HTTP_PORT come from the environment, as in production. SCRIPT names one of `SCRIPTS`.
 It runs the real `bot.serve.serve` with the adapters `configured_adapters` builds from those
-settings (HTTP mode here), until SIGTERM, or until SIGKILL. The only change from production is
-a short task and outbox lease, so a restarted process takes over a dead one's work in a second.
+settings (HTTP mode here), until SIGTERM, or until SIGKILL. With SLACK_CHILD_GATE_FILE set,
+the "whole" script's first owner turn ends only once that file exists. The only change from
+production is a short task and outbox lease, so a restarted process takes over a dead one's work
+in a second.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import sys
 from pathlib import Path
 
@@ -24,25 +27,44 @@ from rooms.engine import Engine
 from tests.fakes.runner import Reply, Script, ScriptedRunner, hang
 
 LEASE_S = 1.0
+GATE = asyncio.Event()  # created outside a loop: fine on 3.10+, bound when first awaited
 SCRIPTS: dict[str, Script] = {
     # The owner's turn is posted, and the parent's fake Slack kills us before we hear back.
     "first": {"owner": ["DONE\nthe turn whose post is cut off by SIGKILL"], "reviewer": [hang()]},
     # After the restart: the review and the wrap-up.
     "resume": {"owner": ["DONE\nwrapped up after the restart"], "reviewer": ["APPROVED"]},
-    # One whole task, for the two-process test.
+    # One whole task, for the two-process test; its first turn ends once GATE_FILE exists.
     "whole": {
-        "owner": [Reply(text="DONE\nslack owner", delay=1.0), "DONE\nslack wrap-up"],
+        "owner": [Reply(text="DONE\nslack owner", gate=GATE), "DONE\nslack wrap-up"],
         "reviewer": ["APPROVED"],
     },
 }
 
 
+async def _open_gate_when(path: Path) -> None:
+    while not path.exists():
+        await asyncio.sleep(0.05)
+    GATE.set()
+
+
+async def _serve(config: str, script: str) -> int:
+    gate_file = os.environ.get("SLACK_CHILD_GATE_FILE")
+    opener = asyncio.create_task(_open_gate_when(Path(gate_file))) if gate_file else None
+    if opener is None:
+        GATE.set()
+    settings = load_settings(Path(config), env_file=None)
+    adapters = configured_adapters(settings)
+    try:
+        return await serve(settings, adapters, runner=ScriptedRunner(SCRIPTS[script]))
+    finally:
+        if opener is not None:
+            opener.cancel()
+
+
 def main() -> None:
     config, script = sys.argv[1:3]
     bot.app.Engine = functools.partial(Engine, lease_s=LEASE_S)  # type: ignore[misc]
-    settings = load_settings(Path(config), env_file=None)
-    adapters = configured_adapters(settings)
-    sys.exit(asyncio.run(serve(settings, adapters, runner=ScriptedRunner(SCRIPTS[script]))))
+    sys.exit(asyncio.run(_serve(config, script)))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ engine shows that a new kind of task needs no change to the driver or the store.
 from __future__ import annotations
 
 from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
-from rooms.model import Turn
+from rooms.model import GroupPolicy, Turn
 from rooms.outputs import post, turn_end
 from rooms.protocol import Step, TurnStart, decided
 from rooms.records import Change
@@ -35,7 +35,7 @@ class RelayProtocol:
     table = TABLE
     command: str | None = "relay"
 
-    def opened_text(self, user: str) -> str:
+    def opened_text(self, user: str, policy: GroupPolicy) -> str:
         return f"🔁 Relay opened by {user}: left and right take turns until one says STOP."
 
     def label(self, status: str) -> str:
@@ -59,6 +59,7 @@ class RelayProtocol:
             resume=None,
             output_schema=None,
             budget_left_usd=None,
+            read_only=True,
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:

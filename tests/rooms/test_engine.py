@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from prompts import load_prompt
 from rooms.model import GroupPolicy, RoomRef
 from tests.fakes.engine_kit import ROOM, engine_kit
@@ -174,18 +176,39 @@ async def test_stop_command_cancels_the_running_turn_and_closes(tmp_path: Path) 
         await kit.say("@tribunal refactor everything")
         call = await kit.runner.wait_calls(1)
         await kit.platform.wait_for(lambda: bool(kit.platform.progress()))
-        await kit.say("<@U0TRIBUNAL> stop", user="bob")
+        await kit.say("<@U0TRIBUNAL> stop", user="boss")
         await kit.settle()
         task = await kit.task()
         assert task.status == "closed"
         assert call.cancelled and call.finished
         [turn] = await kit.store.turns(1)
         assert turn.status == "interrupted"
-        assert turn.error is not None and "stopped by bob" in turn.error
-        assert "⏹ Task #1 stopped by bob. It is closed." in kit.platform.texts()
+        assert turn.error is not None and "stopped by boss" in turn.error
+        assert "⏹ Task #1 stopped by boss. It is closed." in kit.platform.texts()
         assert kit.platform.progress()[0].text == "owner was interrupted (turn 1, 1 steps)"
         assert len(kit.runner.calls) == 1
         assert (await kit.store.task_extras(1))["lease_owner"] is None
+
+
+@pytest.mark.parametrize(("who", "stops"), [("bob", False), ("alice", True), ("boss", True)])
+async def test_only_an_approver_or_the_opener_can_stop(
+    tmp_path: Path, who: str, stops: bool
+) -> None:
+    async with engine_kit(tmp_path, {"owner": [Reply(hang=True)]}) as kit:
+        await kit.say("@tribunal refactor everything", user="alice")
+        await kit.runner.wait_calls(1)
+        await kit.say("@tribunal stop", user=who)
+        await kit.platform.wait_for(lambda: len(kit.platform.texts()) >= 2)
+        if stops:
+            await kit.settle()
+        assert ((await kit.task()).status == "closed") is stops
+        if not stops:
+            refusal = kit.platform.messages()[-1].message
+            assert refusal.text.endswith(
+                "Only an approver or the person who opened task #1 can stop it."
+            )
+            assert refusal.private_to == "bob"
+            assert not kit.runner.calls[0].cancelled
 
 
 async def test_status_and_help_and_stop_without_a_task(tmp_path: Path) -> None:

@@ -51,7 +51,9 @@ async def test_blocked_goes_to_the_arbiter_and_revise_sends_conditions_to_the_ow
         assert "staging API key" in arbiter.prompt
         owner_after = kit.runner.calls[2]
         assert "The arbiter ruled REVISE" in owner_after.prompt
-        assert "- mock the API in the tests" in owner_after.prompt
+        # The conditions are the arbiter's words: quoted, never the engine's own lines.
+        assert "\n> - mock the API in the tests\n> - document it" in owner_after.prompt
+        assert "\n- mock the API" not in owner_after.prompt
         assert owner_after.spec.request.resume_session_id == "sess-owner-1"
         # The later reviewer is not told to act on the old ruling, only shown it.
         assert "The arbiter ruled REVISE" not in kit.runner.calls[3].prompt

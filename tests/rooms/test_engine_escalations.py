@@ -110,7 +110,11 @@ async def test_with_no_approvers_configured_nobody_may_answer(tmp_path: Path) ->
         assert task.status == "waiting_human"
         refusals = [t for t in kit.platform.texts() if t.startswith("anyone: No approvers")]
         assert len(refusals) == 2
+        # Nor can anyone stop it: only the person who opened it (here alice) may.
         await kit.say("@tribunal stop", user="anyone")
+        await kit.settle()
+        assert (await kit.task()).status == "waiting_human"
+        await kit.say("@tribunal stop", user="alice")
         await kit.settle()
         assert (await kit.task()).status == "closed"
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from rooms import turns as turns_module
-from rooms.model import GroupPolicy
+from rooms.model import GroupPolicy, RoomRef
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.engine_kit import ROOM, engine_kit
-from tests.fakes.runner import Script, ScriptedRunner, fail, hang
+from tests.fakes.runner import Reply, Script, ScriptedRunner, fail, hang
 
 
 async def test_a_crash_fails_the_turn_and_the_same_role_is_retried_once(tmp_path: Path) -> None:
@@ -243,3 +243,96 @@ async def test_a_message_the_platform_always_refuses_is_set_aside_not_lost(
         assert dead.text.startswith("📋") and dead.attempts == 3
         assert "refused this message" in (dead.last_error or "")
         assert kit.platform.texts()[0].startswith("Task #1")  # the room went on after it
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"cost_usd": float("nan")},
+        {"cost_usd": float("inf")},
+        {"cost_usd": -5.0},
+        {"input_tokens": -1000},
+        {"output_tokens": 2**70},
+    ],
+    ids=["nan-cost", "inf-cost", "negative-cost", "negative-tokens", "huge-tokens"],
+)
+async def test_usage_that_is_not_finite_and_non_negative_is_ignored(
+    tmp_path: Path, usage: dict[str, Any]
+) -> None:
+    """A runner's bad usage numbers must not kill the driver or poison the task's sums."""
+    script: Script = {
+        "owner": [Reply(text="DONE\nv1", **usage), "DONE\nwrapped"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "closed"
+        # The bad event counted nothing; the other two turns' usage did.
+        assert (task.tokens, round(task.cost_usd, 6)) == (2 * 120, 0.02)
+
+
+async def test_a_driver_that_dies_is_restarted_with_backoff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rooms import engine as engine_module
+
+    real_drive = engine_module.drive
+    deaths = 0
+
+    async def dies_twice(ctx: Any, task_id: int) -> None:
+        nonlocal deaths
+        if deaths < 2:
+            deaths += 1
+            raise RuntimeError("database is locked")
+        await real_drive(ctx, task_id)
+
+    monkeypatch.setattr(engine_module, "drive", dies_twice)
+    script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script) as kit:
+        kit.engine.restart_first_s = 0.01
+        await kit.say("@tribunal build")
+        async with asyncio.timeout(15):
+            while (await kit.task()).status != "closed":
+                await kit.settle()
+                await asyncio.sleep(0.01)
+        assert deaths == 2
+        assert kit.engine._failures == {}  # a clean end resets the backoff
+
+
+async def test_restart_backoff_doubles_up_to_its_maximum(tmp_path: Path) -> None:
+    async with engine_kit(tmp_path, start=False) as kit:
+        engine = kit.engine
+        engine.restart_first_s, engine.restart_max_s = 1.0, 5.0
+        loop = asyncio.get_running_loop()
+        waits = []
+        for _ in range(5):
+            before = loop.time()
+            engine._restart_later(7)
+            waits.append(round(engine._restarts[7].when() - before))
+        assert waits == [1, 2, 4, 5, 5]
+        await engine.stop()
+        assert engine._restarts == {}
+
+
+async def test_the_periodic_scan_drives_an_open_task_that_no_engine_holds(
+    tmp_path: Path,
+) -> None:
+    script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}
+    async with engine_kit(tmp_path, script, start=False) as kit:
+        assert kit.engine.scan_s == 30.0
+        kit.engine.scan_s = 0.05
+        await kit.engine.start()
+        # Tasks another process opened and then died with: no driver here; one of them has a
+        # live lease of another engine, which keeps it.
+        held = await kit.store.open_task(RoomRef("test", "C1", "T9"), "g", "x", "bob", 1.0)
+        assert held is not None
+        assert await kit.store.claim(held.id, "other-engine", time.time(), 60.0)
+        task = await kit.store.open_task(ROOM, "g", "build", "alice", time.time())
+        assert task is not None
+        async with asyncio.timeout(15):
+            while (await kit.task(task.id)).status != "closed":
+                await asyncio.sleep(0.02)
+        assert {c.spec.env["TRIBUNAL_TASK"] for c in kit.runner.calls} == {str(task.id)}
+        assert await kit.engine.scan() == []

@@ -13,16 +13,14 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from rooms.judge import markers
 from rooms.judge.markers import Role, read_marker
+from tests.fakes.required import unavailable
 from tests.rooms.test_markers import ALIASES, FORMS, MISREADINGS
 
 DEBIAN_PYTHON = Path("/usr/bin/python3.11")
@@ -85,9 +83,7 @@ def test_the_probe_reads_as_this_interpreter_does() -> None:
 
 def test_markers_on_debian_python() -> None:
     if not DEBIAN_PYTHON.exists():
-        if os.environ.get("TRIBUNAL_REQUIRE_ENGINE") == "1":
-            pytest.fail(f"{DEBIAN_PYTHON} is missing (Debian's own Python, from apt)")
-        pytest.skip(f"{DEBIAN_PYTHON} is not installed")
+        unavailable(f"{DEBIAN_PYTHON} is not installed (Debian's own Python, from apt)")
     cases = table()
     out = probe(DEBIAN_PYTHON, cases)
     version = tuple(out["version"])

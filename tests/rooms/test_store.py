@@ -388,3 +388,32 @@ async def snapshot(store: Store, task_id: int) -> tuple[object, ...]:
         await store.outbox(),
         await store.usage_totals(task_id),
     )
+
+
+@pytest.mark.parametrize("lost", ["taken over", "released"])
+async def test_a_turn_result_without_the_lease_changes_nothing(store: Store, lost: str) -> None:
+    """The lease guard of a Change: an engine whose lease was taken over (it expired and another
+    engine claimed it) or released cannot land its turn's result, transition or posts."""
+    task = await new_task(store)
+    turn = await begin(store, task)
+    if lost == "taken over":
+        assert not await store.claim(task.id, "e2", NOW + 10, 30)  # e1's lease still runs
+        assert await store.claim(task.id, "e2", NOW + 31, 30)  # expired: e2 takes it
+    else:
+        await store.release(task.id, "e1")
+    change = Change(
+        task.id,
+        NOW + 40,
+        expect_version=0,
+        expect_lease="e1",
+        event="DONE",
+        turn=TurnEnd(turn.id, "done", NOW + 40, output="DONE", marker="DONE"),
+        outbox=[note("late")],
+        rounds="inc",
+    )
+    assert await store.apply(change) is None
+    after = await store.task(task.id)
+    assert after is not None and (after.status, after.version) == ("owner_turn", 0)
+    [still] = await store.turns(task.id)
+    assert (still.status, still.output) == ("running", "")
+    assert await store.outbox() == []

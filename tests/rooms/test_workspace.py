@@ -101,16 +101,29 @@ async def test_the_file_count_is_bounded(tmp_path: Path, monkeypatch: pytest.Mon
     assert await tree_hash(str(root)) != before  # ...but the number of files still counts
 
 
-async def test_unreadable_files_do_not_fail_the_hash(tmp_path: Path) -> None:
+async def test_unreadable_files_do_not_fail_the_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = make_tree(tmp_path / "w")
     os.symlink("does-not-exist", root / "dangling")
     secret = root / "secret"
     secret.write_text("x")
+    readable = await tree_hash(str(root))
+    # chmod 0 alone stops nobody when the tests run as root: the read itself is refused too.
+    real_digest = workspace._content_digest
+
+    def refused(full: str) -> bytes:
+        if full.endswith("secret"):
+            raise PermissionError(13, "Permission denied", full)
+        return real_digest(full)
+
+    monkeypatch.setattr(workspace, "_content_digest", refused)
     secret.chmod(0)
     try:
-        assert await tree_hash(str(root)) is not None
+        unreadable = await tree_hash(str(root))
     finally:
         secret.chmod(0o644)
+    assert unreadable is not None and unreadable != readable  # the refusal is hashed as a fact
 
 
 async def test_hashing_runs_off_the_event_loop(
@@ -126,3 +139,49 @@ async def test_hashing_runs_off_the_event_loop(
     monkeypatch.setattr(workspace, "_files", spy)
     await tree_hash(str(make_tree(tmp_path / "w")))
     assert threads and threads[0] != threading.get_ident()
+
+
+def _write(path: Path, text: str, *, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(mode)
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        lambda g: _write(g / "config", "[core]\n\tfsmonitor = /tmp/x\n"),
+        lambda g: _write(g / "config.worktree", "[core]\n\thooksPath = /tmp\n"),
+        lambda g: _write(g / "hooks" / "post-commit", "#!/bin/sh\ntouch /tmp/x\n", mode=0o755),
+        lambda g: _write(g / "info" / "attributes", "* filter=evil\n"),
+    ],
+    ids=["config", "config.worktree", "hook", "info"],
+)
+@pytest.mark.parametrize("where", [".git", "src/.git"])
+async def test_what_git_runs_or_obeys_in_a_git_folder_changes_the_hash(
+    tmp_path: Path, plant: object, where: str
+) -> None:
+    """A wrap-up that plants a hook or edits the git configuration goes back to review."""
+    root = make_tree(tmp_path / "w")
+    (root / where / "objects").mkdir(parents=True)
+    _write(root / where / "config", "[core]\n\tbare = false\n")
+    _write(root / where / "hooks" / "pre-commit.sample", "#!/bin/sh\n")
+    before = await tree_hash(str(root))
+    plant(root / where)  # type: ignore[operator]
+    assert await tree_hash(str(root)) != before
+
+
+async def test_a_hook_made_executable_changes_the_hash(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "w")
+    _write(root / ".git" / "hooks" / "pre-commit", "#!/bin/sh\ntouch /tmp/x\n")
+    before = await tree_hash(str(root))
+    (root / ".git" / "hooks" / "pre-commit").chmod(0o755)
+    assert await tree_hash(str(root)) != before
+
+
+async def test_a_git_file_is_hashed_like_any_file(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "w")
+    (root / ".git").write_text("gitdir: /repo/.git/worktrees/one\n")
+    before = await tree_hash(str(root))
+    (root / ".git").write_text("gitdir: /tmp/planted\n")
+    assert await tree_hash(str(root)) != before

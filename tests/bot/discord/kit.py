@@ -133,3 +133,13 @@ def ephemeral_followups(fake: FakeDiscord) -> list[str]:
         and isinstance(c.body, dict)
         and c.body.get("flags", 0) & 64
     ]
+
+
+def said_approved(message: dict[str, Any], user: int) -> bool:
+    """The thread's notice that `user` approved: the engine's reply as text, or, where the
+    engine sends it as a decided card, that card (the user as a mention either way). Callers
+    leave out the question's own card, which is edited in place to say the same."""
+    text = text_of(message)
+    reply = f"<@{user}> approved; the owner continues" in text
+    card = any(e.get("title", "").startswith("✅ Approved") for e in message.get("embeds") or [])
+    return reply or (card and f"✅ Approved by <@{user}>" in text)

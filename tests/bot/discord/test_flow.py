@@ -9,7 +9,7 @@ it, the real engine and store, a scripted runner."""
 from __future__ import annotations
 
 from bot.settings import Settings
-from tests.bot.discord.kit import ESCALATE, served, text_of
+from tests.bot.discord.kit import ESCALATE, said_approved, served, text_of
 from tests.fakes.discord import ALICE, APP_ID, BOT_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import Reply, ScriptedRunner
 
@@ -70,7 +70,8 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
         assert f"Approved by <@{ALICE}>" in text_of(decided)
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
         everything = "\n".join(text_of(m) for m in fake.in_channel(thread))
-        assert f"<@{ALICE}> approved; the owner continues" in everything  # shown as @alice
+        notices = [m for m in fake.in_channel(thread) if m["id"] != card["id"]]
+        assert sum(said_approved(m, ALICE) for m in notices) == 1
         assert f"Task opened by <@{ALICE}>" in everything
         assert "used the test password" in everything
         assert not fake.unhandled()

@@ -155,3 +155,24 @@ def test_parts_of_the_sizes_the_issue_names() -> None:
 )
 def test_named_turns_ids_into_mentions(text: str, shown: str) -> None:
     assert named(text, frozenset({"1250000000000000002"})) == shown
+
+
+@pytest.mark.parametrize(
+    ("known", "title"),
+    [(True, "✅ Approved by alice"), (False, "✅ Approved")],
+)
+def test_a_decided_card_from_the_engine_names_who_decided(known: bool, title: str) -> None:
+    card = Card(
+        "decided",
+        "✅ Approved by 1100000000000000003",
+        (("Question", "May it?"),),
+        "Decided by 1100000000000000003 at 2026-12-02 01:00 UTC.",
+    )
+    names = {"1100000000000000003": "alice"} if known else {}
+    embed, _ = card_embed(Outbound(ROOM, "x", card=card), lambda i: names.get(i, i))
+    assert embed.title == title  # titles show no mentions: a name, or none
+    assert embed.description is not None
+    assert embed.description.startswith("✅ Approved by <@1100000000000000003>")
+    assert embed.footer.text is not None
+    assert embed.footer.text.startswith("Decided by alice" if known else "Decided by 1100")
+    assert embed.colour is not None and embed.colour.value == 0x2ECC71

@@ -16,7 +16,6 @@ import os
 import signal
 import socket
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -61,7 +60,7 @@ def write_config(tmp_path: Path) -> Path:
 
 @asynccontextmanager
 async def serve_child(
-    config: Path, script: str, fake: FakeSlack, port: int
+    config: Path, script: str, fake: FakeSlack, port: int, gate: Path | None = None
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRIBUNAL_", "SLACK_"))}
     env.update(
@@ -71,6 +70,8 @@ async def serve_child(
         TRIBUNAL_HTTP_PORT=str(port),
         PYTHONPATH=str(ROOT),
     )
+    if gate is not None:
+        env["SLACK_CHILD_GATE_FILE"] = str(gate)
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.fakes.slack_child", str(config), script, env=env, cwd=ROOT
     )
@@ -170,15 +171,10 @@ async def test_slack_serve_and_the_console_on_one_database_each_do_only_their_ow
     room = RoomRef("slack", CHANNEL, ts)
     async with fake_slack() as fake:
         fake.roots.add(ts)
-        async with serve_child(config, "whole", fake, port):
+        gate = tmp_path / "let-the-slack-owner-finish"
+        async with serve_child(config, "whole", fake, port, gate):
             await mention(port, "build the slack thing", ts)
             # Meanwhile, in this process, the console room on the same database.
-            for _ in range(100):
-                task = await task_in(tmp_path / "tribunal.db", room)
-                if task is not None:
-                    break
-                await asyncio.sleep(0.1)
-            assert task is not None and task.status != "closed"  # both tasks are open together
             console_runner = ScriptedRunner(
                 {
                     "owner": ["DONE\nconsole owner", "DONE\nconsole wrap-up"],
@@ -187,15 +183,21 @@ async def test_slack_serve_and_the_console_on_one_database_each_do_only_their_ow
             )
             out = io.StringIO()
             settings = load_settings(config, env_file=None)
-            started = time.monotonic()
-            code = await chat(
-                settings,
-                stdin=io.StringIO("build the console thing\n"),
-                stdout=out,
-                runner=console_runner,
-                lockstep=True,
+            console = asyncio.create_task(
+                chat(
+                    settings,
+                    stdin=io.StringIO("build the console thing\n"),
+                    stdout=out,
+                    runner=console_runner,
+                    lockstep=True,
+                )
             )
-            assert code == 0 and time.monotonic() - started < 60
+            await console_runner.wait_calls(1, timeout=60)  # the console task is running
+            task = await task_in(tmp_path / "tribunal.db", room)
+            assert task is not None and task.status != "closed"  # both tasks open together
+            gate.touch()  # now the Slack owner may finish its turn
+            async with asyncio.timeout(120):
+                assert await console == 0
             slack_task = await until_closed(tmp_path / "tribunal.db", room)
         printed = out.getvalue()
         assert "console wrap-up" in printed and "slack" not in printed.lower()

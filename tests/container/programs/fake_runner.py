@@ -15,10 +15,14 @@ an exec chose. Standard library only (it runs on the image's Python).
   garbage          a line that is not an event
   crash            a line on stderr, exit status 3, no answer
   spawn PATH       starts a detached (setsid) process that writes PATH after 2 s, then hangs
+  term PATH        writes "terminated" to PATH on SIGTERM and exits; one progress event, hangs
+  ignoreterm       ignores SIGTERM; one progress event, hangs
+  oomchild_ok MB   a child process allocates MB megabytes and dies; the runner answers anyway
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,6 +63,24 @@ def main():
         status = subprocess.call([sys.executable, "-c", hog])
         emit(kind="error", code="agent", text=f"the agent CLI died with status {status}")
         sys.exit(1)
+    elif verb == "oomchild_ok":
+        hog = f"b = [bytearray(16 << 20) for _ in range({int(args[0]) // 16})]"
+        status = subprocess.call([sys.executable, "-c", hog])
+        emit(kind="final", text=f"answered; the child ended with status {status}")
+    elif verb == "term":
+
+        def on_term(signum, frame):
+            with open(args[0], "w") as f:
+                f.write("terminated")
+            sys.exit(0)
+
+        signal.signal(signal.SIGTERM, on_term)
+        emit(kind="progress", text="waiting for SIGTERM")
+        time.sleep(3600)
+    elif verb == "ignoreterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        emit(kind="progress", text="ignoring SIGTERM")
+        time.sleep(3600)
     elif verb == "hang":
         emit(kind="progress", text="thinking forever")
         time.sleep(3600)

@@ -23,6 +23,7 @@ NAMES = (
     "no_final",  # one progress event, exit 0
     "final_then_hang",  # a final, then keeps stdout open and sleeps
     "silent_exit",  # exits 0 at once without reading its request or printing
+    "two_answers",  # two finals, the same or different ones (argv: same|different)
 )
 
 

@@ -1,0 +1,106 @@
+"""Run tokens: what a turn holds instead of a model key, and what it has spent.
+
+A `Grant` is issued when a turn starts and revoked when it ends. Its token is a fresh random
+string (256 bits), valid only for the grant's agent type (a Claude token opens the Messages API
+only, a Codex token the Responses API only) and only until revoked; a revoked token is
+forgotten, so replaying it is the same as presenting a token that never existed. The grant
+counts the usage the model API reported for the turn's requests and holds the turn's budget:
+the task's tokens and dollars left when the turn started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from dataclasses import dataclass, field
+
+from runners.protocol import AgentType
+
+TOKEN_PREFIX = "tribunal-run-"
+
+
+@dataclass
+class Spent:
+    """Usage the API reported: tokens in (cache reads and writes included), tokens out, dollars."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def add(self, other: Spent) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cost_usd += other.cost_usd
+
+    def minus(self, other: Spent) -> Spent:
+        return Spent(
+            self.input_tokens - other.input_tokens,
+            self.output_tokens - other.output_tokens,
+            self.cost_usd - other.cost_usd,
+        )
+
+
+@dataclass
+class Grant:
+    agent: AgentType
+    label: str  # for logs: group/role/task/turn
+    tokens_left: int | None = None  # None: no ceiling
+    usd_left: float | None = None
+    token: str = field(default_factory=lambda: TOKEN_PREFIX + secrets.token_urlsafe(32))
+    spent: Spent = field(default_factory=Spent)
+    requests: int = 0
+    refusal: str | None = None  # why a request was refused for the budget
+    refused: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def over_budget(self) -> str | None:
+        """Why the next request would pass the turn's budget, or None."""
+        if self.tokens_left is not None and self.spent.tokens >= self.tokens_left:
+            return (
+                f"the task's token budget is spent: this turn used {self.spent.tokens:,} of the "
+                f"{self.tokens_left:,} tokens left"
+            )
+        if self.usd_left is not None and self.spent.cost_usd >= self.usd_left:
+            return (
+                f"the task's cost budget is spent: this turn used ${self.spent.cost_usd:.4f} of "
+                f"the ${self.usd_left:.4f} left"
+            )
+        return None
+
+    def refuse(self, reason: str) -> None:
+        if self.refusal is None:
+            self.refusal = reason
+        self.refused.set()
+
+
+class Grants:
+    """The live grants of one proxy, by token."""
+
+    def __init__(self) -> None:
+        self._live: dict[str, Grant] = {}
+
+    def issue(
+        self,
+        agent: AgentType,
+        label: str = "",
+        *,
+        tokens_left: int | None = None,
+        usd_left: float | None = None,
+    ) -> Grant:
+        grant = Grant(agent, label, tokens_left, usd_left)
+        self._live[grant.token] = grant
+        return grant
+
+    def revoke(self, grant: Grant) -> None:
+        self._live.pop(grant.token, None)
+
+    def find(self, token: str | None) -> Grant | None:
+        if not token or not token.startswith(TOKEN_PREFIX):
+            return None
+        return self._live.get(token)
+
+    def __len__(self) -> int:
+        return len(self._live)

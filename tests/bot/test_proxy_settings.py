@@ -1,0 +1,58 @@
+"""Which upstreams the bot's credential proxy gets from the settings (bot/proxy.py), and where
+its socket goes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.proxy import ANTHROPIC_API, OPENAI_API, socket_dir, upstreams
+from bot.settings import load_settings
+from container.proxy import Upstream
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, {}),
+        ({"ANTHROPIC_API_KEY": "ka"}, {"claude": Upstream(ANTHROPIC_API, "ka")}),
+        ({"OPENAI_API_KEY": "ko"}, {"codex": Upstream(OPENAI_API, "ko")}),
+        (
+            {"ANTHROPIC_API_KEY": "ka", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+            {"claude": Upstream("http://127.0.0.1:9", "ka")},
+        ),
+        # A model server of one's own without a key: forwarded to, with no credentials.
+        (
+            {"OPENAI_BASE_URL": "http://127.0.0.1:8/v1"},
+            {"codex": Upstream("http://127.0.0.1:8/v1", "")},
+        ),
+    ],
+)
+def test_upstreams_from_the_settings(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: dict[str, Upstream]
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert upstreams(load_settings(env_file=None)) == expected
+
+
+def test_the_socket_folder_is_in_the_data_folder_and_not_listable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    folder = socket_dir(load_settings(env_file=None))
+    assert folder == tmp_path / "data" / "proxy"
+    assert (folder.stat().st_mode & 0o777) == 0o711
+
+
+def test_a_data_folder_too_deep_for_a_socket_uses_the_temp_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    monkeypatch.setenv("TRIBUNAL_DATA", str(deep))
+    folder = socket_dir(load_settings(env_file=None))
+    assert not folder.is_relative_to(deep) and folder.name.startswith("tribunal-proxy-")
+    assert len(str(folder / "proxy.sock")) <= 100 and folder.stat().st_uid == os.getuid()
+    folder.rmdir()
