@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from bot.adapter import Adapter, Router
 from bot.backend import BackendKind, make_backend, running_backend
@@ -26,6 +26,9 @@ from rooms.engine import Engine
 from rooms.ports import Clock, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
+
+if TYPE_CHECKING:
+    from bot.references.clients import SettingsReferences
 
 __all__ = ["App", "CredentialedRunner", "make_backend", "model_env", "open_app"]
 
@@ -103,6 +106,9 @@ async def open_app(
         router = Router(adapters)  # raises for two adapters of one platform, before any start
         store = await Store.open(str(settings.db_path))
         stack.push_async_callback(store.close)
+        references = _references(settings)
+        if references is not None:
+            stack.push_async_callback(references.close)
         engine = Engine(
             store,
             CredentialedRunner(backend, model_env(settings, kind)),
@@ -112,6 +118,7 @@ async def open_app(
             data_dir=str(data / "records"),
             platforms=router.platforms,
             retention_days=settings.retention_days,
+            references=references,
         )
         await engine.start()
         stack.push_async_callback(engine.stop)
@@ -119,6 +126,17 @@ async def open_app(
             await adapter.start(engine)
             stack.push_async_callback(adapter.stop)  # LIFO: before the engine stops
         yield App(settings, store, engine, policies, router)
+
+
+def _references(settings: Settings) -> SettingsReferences | None:
+    """The groups' reference clients; None when no group has any (the model SDKs are then not
+    even imported: that takes seconds)."""
+    groups = {name: group.references for name, _, _, group in settings.all_groups()}
+    if not any(groups.values()):
+        return None
+    from bot.references.clients import SettingsReferences
+
+    return SettingsReferences(groups)
 
 
 def _kind_of(settings: Settings) -> BackendKind:

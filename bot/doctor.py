@@ -83,6 +83,9 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
         return
     yield Check("settings", True, f"ok ({_describe(settings)})")
     yield check_credentials(settings)
+    references = check_references(settings)
+    if references is not None:
+        yield references
     yield check_platforms(settings)
     yield from check_slack(settings)
     from bot.discord.doctor import discord_checks  # late: it imports Check from here
@@ -134,6 +137,22 @@ def check_credentials(settings: Settings) -> Check:
     if missing:
         return Check("credentials", False, "; ".join(missing))
     return Check("credentials", True, f"ok ({'; '.join(found)})")
+
+
+def check_references(settings: Settings) -> Check | None:
+    """The reference opinions' keys (their base URLs were checked with the settings); None when
+    no group has references. A missing key is not fatal: that reference is dropped and
+    recorded at each ruling, the others still answer."""
+    refs = [(name, ref) for name, _, _, g in settings.all_groups() for ref in g.references]
+    if not refs:
+        return None
+    missing = [
+        f"{name}/{r.name}: set {r.key_env}" for name, r in refs if not os.environ.get(r.key_env)
+    ]
+    if missing:
+        return Check("references", False, "; ".join(missing), required=False)
+    listed = ", ".join(f"{name}/{r.name} ({r.api}, {r.base_url})" for name, r in refs)
+    return Check("references", True, f"ok ({listed})")
 
 
 def check_platforms(settings: Settings) -> Check:

@@ -27,6 +27,12 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,
         recent_turns=group.recent_turns,
+        session_turns=group.session_turns,
+        session_chars=group.session_chars,
+        recent_chars=group.recent_chars,
+        reference_deadline_s=group.reference_deadline_s,
+        swap_check=group.arbiter.swap_check,
+        allow_same_model=group.arbiter.allow_same_model,
         # In the console room everything typed is for Tribunal: nothing to mention.
         address="type" if name == CONSOLE_GROUP else GroupPolicy.address,
         arena=group.arena,

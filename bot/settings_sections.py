@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from bot.references.urls import UnsafeURL, check_base_url
+from bot.settings_references import ReferenceSettings
 from rooms.arena.limits import ArenaLimits
 from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import Role
@@ -66,6 +68,17 @@ class AgentSettings(_Section):
     model: str | None = None
 
 
+class ArbiterSettings(AgentSettings):
+    """The arbiter's agent and model, and how fairly it reads the sides (rooms/judge/positions).
+
+    `swap_check`: ask twice with the two positions swapped; a PROCEED/REVISE stands only if both
+    agree. `allow_same_model`: let the arbiter run the same model as the owner or the reviewer
+    (by default a settings error when the models are named and equal)."""
+
+    swap_check: bool = False
+    allow_same_model: bool = False
+
+
 class ThresholdSettings(_Section):
     """rooms.model.Thresholds, field for field: the deadlock detectors and the task ceilings."""
 
@@ -102,7 +115,7 @@ class GroupBase(_Section):
 
     owner: AgentSettings = AgentSettings()
     reviewer: AgentSettings = AgentSettings()
-    arbiter: AgentSettings = AgentSettings()
+    arbiter: ArbiterSettings = ArbiterSettings()
     workspace: Path | None = None
     approvers: list[str] = Field(default_factory=list)
     thresholds: ThresholdSettings = ThresholdSettings()
@@ -115,6 +128,44 @@ class GroupBase(_Section):
     arena: ArenaLimits = ArenaLimits()
     debate: DebateLimits = DebateLimits()
     resolve: ResolveLimits = ResolveLimits()
+    # Context that does not grow (rooms/pair/sessions): how long an owner/reviewer session is
+    # resumed (turns; characters of turn outputs it has read), and the characters of turns
+    # quoted in full in a fresh prompt (older ones get one line each).
+    session_turns: int = Field(3, ge=1)
+    session_chars: int = Field(3000, ge=0)
+    recent_chars: int = Field(4000, ge=500)
+    # Reference opinions (bot/settings_references.py): asked before each ruling.
+    references: list[ReferenceSettings] = Field(default_factory=list)
+    reference_deadline_s: float = Field(90.0, gt=0, le=900)  # the whole fan-out
+    allow_private_urls: bool = False  # references on loopback / private networks (tests)
+
+    @model_validator(mode="after")
+    def _references_are_safe(self) -> GroupBase:
+        problems, names = [], set()
+        for ref in self.references:
+            if ref.name in names:
+                problems.append(f"references: two are named {ref.name!r}")
+            names.add(ref.name)
+            try:
+                check_base_url(ref.base_url, allow_private=self.allow_private_urls)
+            except UnsafeURL as exc:
+                problems.append(f"references.{ref.name}.base_url {ref.base_url!r} {exc}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @model_validator(mode="after")
+    def _arbiter_is_another_model(self) -> GroupBase:
+        if self.arbiter.allow_same_model or self.arbiter.model is None:
+            return self
+        for role, cfg in (("owner", self.owner), ("reviewer", self.reviewer)):
+            if (cfg.agent, cfg.model) == (self.arbiter.agent, self.arbiter.model):
+                raise ValueError(
+                    f"arbiter.model {self.arbiter.model!r} is also the {role}'s: the arbiter "
+                    "judges best with another model; set arbiter.allow_same_model = true to "
+                    "allow it"
+                )
+        return self
 
     @field_validator("workspace")
     @classmethod

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rooms.ports import Clock, Platform, Policies, Runner
+from rooms.references.port import NoReferences, ReferencePool
 
 if TYPE_CHECKING:  # the store checks moves against the protocols, which use this context
     from rooms.store import Store
@@ -24,6 +25,7 @@ class Ctx:
     engine_id: str
     lease_s: float
     data_dir: str | None
+    references: ReferencePool = field(default_factory=NoReferences)  # asked before each ruling
     # Set by the engine: wake the outbox deliverer after enqueueing; (re)start a task's driver.
     wake_outbox: Callable[[], None] = lambda: None
     spawn: Callable[[int], None] = lambda task_id: None

@@ -116,6 +116,8 @@ async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Ste
         now=ctx.now(),
         owner=ctx.engine_id,
         data_dir=ctx.data_dir,
+        references=ctx.references.for_group(policy.name),
+        panels=ctx.store,
     )
 
 

@@ -28,6 +28,7 @@ from rooms.outbox import Deliverer
 from rooms.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.protocols import UnknownProtocol, table_for
 from rooms.records import Escalation
+from rooms.references.port import NoReferences, ReferencePool
 from rooms.retention import DEFAULT_RETENTION_DAYS, Pruner
 from rooms.status import status_text
 from rooms.store import Store
@@ -52,6 +53,7 @@ class Engine:
         data_dir: str | None = None,
         platforms: Iterable[str] | None = None,
         retention_days: int = DEFAULT_RETENTION_DAYS,
+        references: ReferencePool | None = None,
     ) -> None:
         """`platforms`: the room platforms this process serves (its adapters'); it drives and
         delivers for those rooms only and leaves the others' tasks and posts to the process that
@@ -67,6 +69,7 @@ class Engine:
             engine_id=engine_id or f"engine-{uuid.uuid4().hex[:12]}",
             lease_s=lease_s,
             data_dir=data_dir,
+            references=references or NoReferences(),
         )
         self.pruner = Pruner(store, self.ctx.clock, retention_days)
         self.outbox = Deliverer(self.ctx)

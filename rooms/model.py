@@ -161,6 +161,17 @@ class GroupPolicy:
     arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
     debate: DebateLimits = DebateLimits()
     resolve: ResolveLimits = ResolveLimits()
+    # Context that does not grow (rooms/pair/sessions): a session is resumed for at most this
+    # many turns and while the outputs it has read stay within session_chars; a fresh prompt
+    # quotes the newest turns in full within recent_chars, the older ones one line each.
+    session_turns: int = 3
+    session_chars: int = 3000
+    recent_chars: int = 4000
+    # Reference opinions (rooms/references): the whole fan-out's deadline. The references
+    # themselves come from the engine's ReferencePool, by group name.
+    reference_deadline_s: float = 90.0
+    swap_check: bool = False  # ask the arbiter twice, the positions swapped (rooms/judge/positions)
+    allow_same_model: bool = False  # the arbiter may run the owner's or reviewer's model
     # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
     # "mention me with" in a chat channel, "type" in the console room.
     address: str = "mention me with"
@@ -239,6 +250,8 @@ class Ruling(Record):
     options: list[str] = Field(default_factory=list)  # ESCALATE
     references_cited: list[str] = Field(default_factory=list)
     dissent: str = ""
+    # Why the ruling goes against a unanimous panel of reference opinions (rooms/references).
+    override_reason: str = ""
     readable: bool = True  # False when the arbiter output could not be read
 
 

@@ -23,6 +23,7 @@ the single lease already allow it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol as Interface
 
@@ -30,6 +31,8 @@ from rooms.history import History
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.records import Change, Message
+from rooms.references.arbitration import PanelStore
+from rooms.references.port import Reference
 from rooms.turns import RunOutcome
 from runners.protocol import RunSpec
 
@@ -46,6 +49,9 @@ class Step:
     now: float
     owner: str  # the engine id that holds the task's lease
     data_dir: str | None = None  # where decision records are written (None: nowhere)
+    # Reference opinions (rooms/references): the group's references and where panels are kept.
+    references: Sequence[Reference] = ()
+    panels: PanelStore | None = None
 
     def after(self, turn: Turn, messages: list[Message], now: float) -> Step:
         """This step once `turn` (as it began) has run: the history with the turn in it and the

@@ -98,6 +98,9 @@ class VerdictRow:
     ruling: Ruling
     record_path: str | None
     at: float
+    panel_id: int | None = None
+    tally: dict[str, Any] | None = None
+    fairness: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,9 @@ class VerdictDraft:
     ruling: Ruling
     record_path: str | None
     firing_id: int | None
+    panel_id: int | None = None  # the reference opinions the ruling read (rooms/references)
+    tally: dict[str, Any] | None = None  # their verdicts, counted (Tally.to_json)
+    fairness: dict[str, Any] | None = None  # how the sides were seated, the swap check, models
 
 
 @dataclass(frozen=True)

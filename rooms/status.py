@@ -5,6 +5,7 @@ from __future__ import annotations
 from rooms.context import Ctx
 from rooms.model import GroupPolicy, RoomRef, Task
 from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
+from rooms.references.render import status_lines
 from rooms.worktrees import branch_head
 
 
@@ -61,6 +62,7 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     if firings:
         last_firing = firings[-1].firing
         lines.append(f"Last deadlock detector: {last_firing.detector}: {last_firing.reason}")
+    lines += status_lines(await store.latest_panel(task.id))
     return "\n".join(lines)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -40,6 +41,10 @@ RULING_SCHEMA: dict[str, Any] = {
         "options": {**_TEXT_ARRAY, "description": "ESCALATE: the answers to choose from"},
         "references_cited": {**_TEXT_ARRAY, "description": "labels of reference opinions used"},
         "dissent": {"type": "string", "description": "the strongest view against this ruling"},
+        "override_reason": {
+            "type": "string",
+            "description": "why you rule against a unanimous set of reference opinions, if you do",
+        },
     },
     # Strict structured-output APIs want every property required and nothing else allowed;
     # fields that do not apply to the verdict are sent empty.
@@ -52,6 +57,7 @@ RULING_SCHEMA: dict[str, Any] = {
         "options",
         "references_cited",
         "dissent",
+        "override_reason",
     ],
     "additionalProperties": False,
 }
@@ -91,6 +97,8 @@ _LABELS = {
     "references cited": "references_cited",
     "references": "references_cited",
     "dissent": "dissent",
+    "override reason": "override_reason",
+    "override": "override_reason",
     "reasons": "reasons",
     "reasoning": "reasons",
     "rationale": "reasons",
@@ -101,7 +109,7 @@ _LABEL = re.compile(
     + r")(?![A-Za-z])(?:\*\*|__)?\s*+(?P<colon>:)?\s*+(?:\*\*|__)?\s*+(?P<rest>.*)$",
     re.IGNORECASE,
 )
-_REFERENCE = re.compile(r"\b(?:Reference|Opinion)\s+(?:[A-Z]|\d{1,2})\b")
+_REFERENCE = re.compile(r"\b(?:(?:Reference|Opinion)\s+(?:[A-Z]|\d{1,2})|R\d{1,2})\b")
 
 
 class _Structured(BaseModel):
@@ -117,6 +125,7 @@ class _Structured(BaseModel):
     options: list[str] = []
     references_cited: list[str] = []
     dissent: str = ""
+    override_reason: str = ""
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -212,6 +221,7 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
         options=_clean(s.options),
         references_cited=_clean(s.references_cited),
         dissent=s.dissent.strip(),
+        override_reason=s.override_reason.strip(),
     )
 
 
@@ -230,6 +240,7 @@ def _from_text(text: str) -> Ruling:
         "verdict": verdict,
         "reasons": reasons,
         "dissent": _join(sections.get("dissent", [])),
+        "override_reason": _join(sections.get("override_reason", [])),
     }
     cited = sections.get("references_cited")
     if cited:  # a list, or one line of labels separated by commas
@@ -311,6 +322,7 @@ def decision_record(
     reason: str,
     turns_quoted: list[str],
     models: dict[str, str],
+    extra: Sequence[str] = (),
 ) -> str:
     """The Markdown decision record of one arbitration (DESIGN §2)."""
     out: list[str] = [f"# Decision record: {ruling.verdict}", ""]
@@ -339,6 +351,10 @@ def decision_record(
     cited = [f"- {r}" for r in ruling.references_cited] or ["none"]
     out += ["## References cited", "", *cited, ""]
     out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
+    if ruling.override_reason:
+        out += ["## Why it overrules the references", "", blockquote(ruling.override_reason), ""]
+    for section in extra:  # reference opinions, fair input (rooms/pair/review.py)
+        out += [section.strip(), ""]
     out += ["## Models", ""]
     out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]
     return "\n".join(out).rstrip() + "\n" + OUTCOME_MARK + PENDING_OUTCOME

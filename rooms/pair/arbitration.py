@@ -24,6 +24,8 @@ from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.fairness import FIRST_READING
+from rooms.pair.review import Review, review
 from rooms.pair.states import SENT_BACK
 from rooms.protocol import Step
 from rooms.records import Change, FiringDraft, VerdictDraft
@@ -47,26 +49,31 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
     if earlier is not None:
         reason += f"\n\nA first ruling was sent back ({earlier})."
+    # Reference opinions and the swap check (rooms/pair/review.py) may ask the arbiter again.
+    reviewed = await review(step, turn, ruling, cause.firing.reason if cause else "")
+    if reviewed.ruling is None:
+        return _not_yet(step, turn, run, ruling, reviewed)
+    ruling = reviewed.ruling
     record_path, record_error = await _write_record(
-        task, turn, ruling, reason, history, policy, data_dir
+        task, turn, ruling, reason, history, policy, data_dir, reviewed.record
     )
+    text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
+    card = ruling_card(ruling, record_path)
+    card = replace(card, sections=card.sections + tuple(reviewed.card))
     change = Change(
         task.id,
         now,
         expect_version=task.version,
         expect_lease=owner,
         turn=turn_end(turn, run, now, marker=ruling.verdict if ruling.readable else None),
-        verdict=VerdictDraft(turn.id, ruling, record_path, cause.id if cause else None),
+        verdict=VerdictDraft(
+            turn.id, ruling, record_path, cause.id if cause else None, **reviewed.verdict_fields
+        ),
         event=ruling.verdict,
         rounds="reset",
         count_arbitration=True,
         failures="reset",
-        outbox=[
-            replace(
-                post(room, turn, render(ruling, record_path, record_error)),
-                card=ruling_card(ruling, record_path),
-            )
-        ],
+        outbox=[replace(post(room, turn, text), card=card)],
     )
     if task.summon is not None and (cause is None or cause.firing.detector != SUMMONED):
         # A person called the arbiter while a detector's arbitration was on its way: this
@@ -106,6 +113,29 @@ def _send_back(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, problem:
     )
 
 
+def _not_yet(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling, reviewed: Review) -> Change:
+    """A ruling that misuses the reference opinions goes back once (as an incomplete one does);
+    a swap check's first reading is kept and the arbiter reads the positions swapped."""
+    if reviewed.problem is not None:
+        return _send_back(step, turn, run, ruling, reviewed.problem)
+    now = step.now
+    end = replace(turn_end(turn, run, now, marker=ruling.verdict), error=FIRST_READING)
+    note = (
+        f"⚖️ First reading: {ruling.verdict}. The swap check asks again with the two positions "
+        "swapped; the ruling stands only if both readings agree."
+    )
+    return Change(
+        step.task.id,
+        now,
+        expect_version=step.task.version,
+        expect_lease=step.owner,
+        turn=end,
+        event=SENT_BACK,
+        failures="reset",
+        outbox=[post(step.room, turn, note, key="first_reading", persona="tribunal")],
+    )
+
+
 def render(ruling: Ruling, record_path: str | None, record_error: str | None) -> str:
     if not ruling.readable:
         lines = ["⚖️ The arbiter's ruling could not be read, so the people here decide."]
@@ -135,6 +165,7 @@ async def _write_record(
     history: History,
     policy: GroupPolicy,
     data_dir: str | None,
+    extra: list[str],
 ) -> tuple[str | None, str | None]:
     if data_dir is None:
         return None, None
@@ -152,7 +183,7 @@ async def _write_record(
         )
     }
     text = decision_record(
-        ruling, task_text=task.text, reason=reason, turns_quoted=quoted, models=models
+        ruling, task_text=task.text, reason=reason, turns_quoted=quoted, models=models, extra=extra
     )
     # Named by task and turn, so writing it again after a crash replaces the same file.
     path = os.path.join(data_dir, "decisions", f"task-{task.id}-turn-{turn.seq}.md")

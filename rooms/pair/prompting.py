@@ -9,6 +9,8 @@ Everything a person or an agent wrote is quoted (`quoted`), the arbiter's ruling
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from rooms.history import History
 from rooms.judge.markers import ARBITER, OWNER, OWNER_MARKERS, REVIEWER, REVIEWER_MARKERS, VERDICTS
 from rooms.judge.sendback import earlier_send_back, resend_prompt
@@ -26,10 +28,16 @@ _MARKERS = {
     REVIEWER: _either(REVIEWER_MARKERS),
     ARBITER: f"{_either(VERDICTS)} (as `VERDICT: <word>`)",
 }
-_OUTPUT_LIMIT = 12_000  # characters of one quoted turn; the full output stays in the store
+_OUTPUT_LIMIT = 12_000
+_SUMMARY_LINES = 12  # older turns listed one line each in a prompt; the rest are counted
+_LINE_CHARS = 160  # characters of one quoted turn; the full output stays in the store
 # Characters of the task or of one person's message in a prompt. A pasted log of megabytes would
 # otherwise overflow the model's context on every turn; the full text stays in the store.
 HUMAN_TEXT_LIMIT = 60_000
+_RESUMED = (
+    "You are resuming your session: it holds the turns up to your last one. Below are the "
+    "people's messages, the rulings, and only the turns since."
+)
 # Characters of all people's messages together in one prompt: 150 long messages in a room must
 # not make every turn fail. The newest come first in full (up to HUMAN_TEXT_LIMIT each), older
 # ones are cut to what is left, and the oldest left out with a note once the budget is spent.
@@ -56,18 +64,38 @@ def _bounded(text: str, limit: int, what: str) -> str:
 
 
 def build_prompt(
-    task: Task, phase: str, role: str, history: History, policy: GroupPolicy, *, reason: str = ""
+    task: Task,
+    phase: str,
+    role: str,
+    history: History,
+    policy: GroupPolicy,
+    *,
+    reason: str = "",
+    extra: Sequence[str] = (),
+    seats: Mapping[str, str] | None = None,
+    since: int | None = None,
 ) -> str:
+    """`extra`: sections placed before "## Your turn" (the arbiter's positions and reference
+    opinions). `seats`: role → position letter; the recent turns of those roles are then quoted
+    under their letters, their markers left out and their role names masked (fair input,
+    rooms/judge/positions). `since`: the seq of the turn a resumed session last saw; only what
+    came after it is quoted (rooms/pair/sessions)."""
     task_text = quoted(_bounded(task.text.strip(), HUMAN_TEXT_LIMIT, "the task"))
+    # The task is quoted in every prompt, resumed or not: its size does not grow with rounds.
     parts = [f"# Tribunal task #{task.id}: you are the {role}", "## Task", task_text]
+    if since is not None:
+        parts.append(_RESUMED)
     if role == OWNER:
         parts += _ruling_to_act_on(history)
     if role == ARBITER:
         parts += _arbiter_frame(task, history, policy, reason)
+    # The people's messages and the rulings are always quoted whole, resumed or not: they are
+    # few and bounded, and an agent must never lose sight of them.
     parts += _messages(history)
     if role != ARBITER:
         parts += _rulings(history)
-    parts += _recent_turns(history, policy.recent_turns)
+    parts += _recent_turns(history, policy.recent_turns, seats, since, policy.recent_chars)
+    parts += list(extra)
     parts += _your_turn(phase, role)
     return "\n\n".join(p for p in parts if p)
 
@@ -174,12 +202,42 @@ def _rulings(history: History) -> list[str]:
     return ["## Rulings so far", _prior_rulings(history.verdicts)]
 
 
-def _recent_turns(history: History, count: int) -> list[str]:
-    recent = [t for t in history.done][-count:] if count > 0 else []
+def _recent_turns(
+    history: History,
+    count: int,
+    seats: Mapping[str, str] | None,
+    since: int | None = None,
+    budget: int = 4000,
+) -> list[str]:
+    turns = [t for t in history.done if since is None or t.seq > since]
+    recent = turns[-count:] if count > 0 else []
     if not recent:
         return []
+    # The newest turns in full while they fit the budget (the newest always); the rest of the
+    # recent ones, and the older ones, one line each, the newest of them last.
+    full: list[Turn] = []
+    used = 0
+    for turn in reversed(recent):
+        size = min(len(turn.output), _OUTPUT_LIMIT)
+        if full and used + size > budget:
+            break
+        full.insert(0, turn)
+        used += size
+    older = turns[: len(turns) - len(full)][-_SUMMARY_LINES:]
+    skipped = len(turns) - len(full) - len(older)
+    parts = []
+    if older:
+        lines = ["## Earlier turns, one line each"]
+        if skipped:
+            lines.append(f"({skipped} earlier turns are not listed; all are stored)")
+        lines += [_line(t, seats) for t in older]
+        parts.append("\n".join(lines))
     rulings = {v.turn_id: v.ruling for v in history.verdicts}
-    return ["## Recent turns (oldest first)"] + [_quote(t, rulings.get(t.id)) for t in recent]
+    return (
+        parts
+        + ["## Recent turns (oldest first)"]
+        + [_quote(t, rulings.get(t.id), seats) for t in full]
+    )
 
 
 def ruling_text(ruling: Ruling) -> str:
@@ -201,9 +259,30 @@ def ruling_text(ruling: Ruling) -> str:
     return "\n".join(lines)
 
 
-def _quote(turn: Turn, ruling: Ruling | None = None) -> str:
+def _line(turn: Turn, seats: Mapping[str, str] | None) -> str:
+    role = f"Position {seats[turn.role]}" if seats and turn.role in seats else turn.role
+    marker = f" {turn.marker}" if turn.marker and not (seats and turn.role in seats) else ""
+    text = _one_line(turn.output)
+    if seats:
+        from rooms.judge.positions import mask_roles, without_marker
+
+        text = _one_line(mask_roles(without_marker(turn.output, turn.role), seats))
+    if len(text) > _LINE_CHARS:
+        text = text[: _LINE_CHARS - 1] + "…"
+    return f"- turn {turn.seq}, {role}{marker}: {text}"
+
+
+def _quote(turn: Turn, ruling: Ruling | None = None, seats: Mapping[str, str] | None = None) -> str:
     text = ruling_text(ruling) if ruling is not None and ruling.readable else turn.output
     output = _bounded(text.strip(), _OUTPUT_LIMIT, "this output")
+    if seats:
+        # Here, not at the top: rooms.judge.positions quotes with this module's `quoted`.
+        from rooms.judge.positions import mask_roles, without_marker
+
+        if turn.role in seats:
+            masked = mask_roles(without_marker(output, turn.role), seats)
+            return f"### Turn {turn.seq}: Position {seats[turn.role]}\n{quoted(masked)}"
+        output = mask_roles(output, seats)  # other turns (earlier rulings) name the sides too
     marker = f" — {turn.marker}" if turn.marker else ""
     return f"### Turn {turn.seq}: {turn.role}{marker}\n{quoted(output)}"
 

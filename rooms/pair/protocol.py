@@ -14,10 +14,12 @@ from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
 from rooms.pair import states
+from rooms.pair.arbiter_prompt import arbiter_prompt
 from rooms.pair.arbitration import after_arbiter_turn
 from rooms.pair.outcomes import failure_change
 from rooms.pair.prompting import build_prompt
 from rooms.pair.rounds import after_finalize, after_work_turn
+from rooms.pair.sessions import resume_for, resumed_since
 from rooms.pair.summons import summon_change
 from rooms.protocol import Step, TurnStart, decided
 from rooms.records import Change
@@ -48,19 +50,21 @@ class PairProtocol:
             if step.task.status == states.FINALIZE
             else None
         )
-        return TurnStart(role, step.history.session_for(role), tree_before)
+        policy = step.policy
+        resume = resume_for(step.history, role, policy.session_turns, policy.session_chars)
+        return TurnStart(role, resume, tree_before)
 
     async def spec(self, step: Step, turn: Turn) -> RunSpec:
         task, policy, history = step.task, step.policy, step.history
         cause = history.last_acted_firing()
-        prompt = build_prompt(
-            task,
-            task.status,
-            turn.role,
-            history,
-            policy,
-            reason=cause.firing.reason if cause else "",
-        )
+        reason = cause.firing.reason if cause else ""
+        if turn.role == ARBITER:  # fair input and reference opinions
+            prompt = await arbiter_prompt(step, turn.id, reason)
+        else:
+            since = resumed_since(history, turn.role, turn.resumed_from)
+            prompt = build_prompt(
+                task, task.status, turn.role, history, policy, reason=reason, since=since
+            )
         budget_left = max(step.limits.max_cost_usd - task.cost_usd, 0.01)
         # The credential proxy refuses requests past the tokens left; the wrap-up of approved work
         # runs even at a ceiling (rooms/pair/rounds.py), so it gets no token ceiling.

@@ -48,7 +48,7 @@ def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
         v = c.verdict
         db.execute(
             "INSERT INTO verdicts (task_id, turn_id, firing_id, verdict, ruling, readable,"
-            " record_path, at) VALUES (?,?,?,?,?,?,?,?)",
+            " record_path, at, panel_id, tally, fairness) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 c.task_id,
                 v.turn_id,
@@ -58,6 +58,9 @@ def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
                 v.ruling.readable,
                 v.record_path,
                 c.now,
+                v.panel_id,
+                json.dumps(v.tally) if v.tally is not None else None,
+                json.dumps(v.fairness) if v.fairness is not None else None,
             ),
         )
     if c.message is not None:

@@ -80,6 +80,9 @@ def verdicts(db: sqlite3.Connection, task_id: int) -> list[VerdictRow]:
             ruling=Ruling.model_validate_json(r["ruling"]),
             record_path=r["record_path"],
             at=r["at"],
+            panel_id=r["panel_id"],
+            tally=json.loads(r["tally"]) if r["tally"] else None,
+            fairness=json.loads(r["fairness"]) if r["fairness"] else None,
         )
         for r in rows
     ]

@@ -217,6 +217,43 @@ MIGRATIONS: list[list[str]] = [
         # answers it or the task waits for a person or closes.
         "ALTER TABLE tasks ADD COLUMN summon TEXT CHECK (summon IS NULL OR json_valid(summon))",
     ],
+    [
+        # 5: reference opinions (rooms/references). The "references" table of step 1 was schema
+        # only and never written; it is made again in the shape the fan-out records: one panel
+        # (fan-out) per arbitration with its seed, one row per reference asked, answered or not.
+        'DROP TABLE "references"',
+        """CREATE TABLE panels (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            turn_id INTEGER REFERENCES turns(id),
+            seed INTEGER NOT NULL,
+            deadline_s REAL NOT NULL,
+            wall_s REAL NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX panels_task ON panels(task_id, id)",
+        """CREATE TABLE "references" (
+            id INTEGER PRIMARY KEY,
+            panel_id INTEGER NOT NULL REFERENCES panels(id),
+            position INTEGER NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL,
+            model TEXT NOT NULL,
+            text TEXT NOT NULL DEFAULT '',
+            verdict TEXT,
+            error TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            latency_s REAL NOT NULL DEFAULT 0,
+            UNIQUE (panel_id, position)
+        )""",
+        # The panel a ruling read, its tally, and how the sides were seated (fair input).
+        "ALTER TABLE verdicts ADD COLUMN panel_id INTEGER REFERENCES panels(id)",
+        "ALTER TABLE verdicts ADD COLUMN tally TEXT CHECK (tally IS NULL OR json_valid(tally))",
+        "ALTER TABLE verdicts ADD COLUMN fairness TEXT"
+        " CHECK (fairness IS NULL OR json_valid(fairness))",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

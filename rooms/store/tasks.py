@@ -32,6 +32,7 @@ from rooms.records import (
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.outbox import OutboxStore
+from rooms.store.panels import PanelStore
 from rooms.store.prune import PruneStore
 from rooms.store.rows import (
     Abort,
@@ -76,7 +77,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PruneStore):
+class Store(OutboxStore, PanelStore, PruneStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod

@@ -52,6 +52,7 @@ def _ruling(verdict: str, **fields: object) -> dict[str, object]:
         "options": [],
         "references_cited": [],
         "dissent": "",
+        "override_reason": "",
     }
     return {**base, **fields}
 

@@ -18,6 +18,7 @@ from typing import Any
 from rooms.engine import Engine
 from rooms.model import GroupPolicy, Inbound, RoomRef, Task
 from rooms.ports import Clock
+from rooms.references.port import ReferencePool
 from rooms.store import Store
 from tests.fakes.platform import RecordingPlatform
 from tests.fakes.runner import Script, ScriptedRunner
@@ -130,6 +131,7 @@ async def engine_kit(
     db: str | None = None,
     start: bool = True,
     runner: ScriptedRunner | None = None,
+    references: ReferencePool | None = None,
 ) -> AsyncIterator[Kit]:
     store = await Store.open(db or str(tmp_path / "tribunal.db"))
     runner = runner or ScriptedRunner(script)
@@ -144,6 +146,7 @@ async def engine_kit(
         clock=clock,
         lease_s=lease_s,
         data_dir=data_dir if data_dir is not None else str(tmp_path / "data"),
+        references=references,
     )
     engine.outbox.first_backoff_s = 0.01
     if start:

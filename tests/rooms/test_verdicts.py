@@ -32,6 +32,7 @@ def full(**overrides: Any) -> dict[str, Any]:
         "options": [],
         "references_cited": ["Reference A"],
         "dissent": "",
+        "override_reason": "",
     }
     data.update(overrides)
     return data

@@ -23,6 +23,7 @@ def ruling(verdict: str, **fields: Any) -> Reply:
         "options": [],
         "references_cited": [],
         "dissent": "",
+        "override_reason": "",
     }
     data.update(fields)
     return say(f"VERDICT: {verdict}\n{data['reasons']}", structured=data)

@@ -1,0 +1,2 @@
+"""Reference opinions (mixture of agents, DESIGN §5) on the official model SDKs: the base URL
+check of the settings, and the clients that fill in `rooms.references.port.Reference`."""

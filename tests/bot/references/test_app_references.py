@@ -1,0 +1,71 @@
+"""The wiring end to end: settings with a reference → open_app → the engine asks it through the
+real openai SDK (a fake Chat Completions API on loopback) before the scripted arbiter rules."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bot.app import open_app
+from bot.settings import load_settings
+from rooms.model import Inbound, RoomRef
+from tests.fakes import chat_api
+from tests.fakes.chat_api import FakeChatAPI
+from tests.fakes.platform import RecordingAdapter
+from tests.fakes.runner import ScriptedRunner, say
+
+RULING = {
+    "verdict": "REVISE",
+    "reasons": "R1 is right: the tests can mock the API",
+    "conditions": ["mock the API in the tests"],
+    "new_direction": "",
+    "question": "",
+    "options": [],
+    "references_cited": ["R1"],
+    "dissent": "",
+    "override_reason": "",
+}
+
+
+async def test_the_console_group_asks_its_reference_before_the_ruling(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("LOCAL_LLM_KEY", "sk-local-fake")
+    with FakeChatAPI() as fake:
+        fake.script(
+            chat_api.any_request(),
+            [chat_api.text("VERDICT: REVISE\nmock the API; the key is not needed")],
+        )
+        Path("tribunal.toml").write_text(
+            "[console]\nallow_private_urls = true\nreference_deadline_s = 30\n"
+            "[[console.references]]\n"
+            f'name = "local-llm"\napi = "openai-chat"\nbase_url = "{fake.url}/v1"\n'
+            'model = "qwen-test-7b"\nkey_env = "LOCAL_LLM_KEY"\ntimeout_s = 20\n'
+        )
+        runner = ScriptedRunner(
+            {
+                "owner": ["BLOCKED: I need the staging API key", "DONE\nmocked", "DONE\nwrapped"],
+                "arbiter": [say("VERDICT: REVISE\nmock it", structured=RULING)],
+                "reviewer": ["APPROVED"],
+            }
+        )
+        adapter = RecordingAdapter("console")
+        async with open_app(load_settings(env_file=None), adapter, runner=runner) as app:
+            room = RoomRef("console", "local", "1")
+            await app.engine.handle(
+                Inbound(room=room, user="alice", text="add tests", event_id="e1", mentions_bot=True)
+            )
+            async with asyncio.timeout(60):
+                await app.engine.idle()
+            [verdict] = await app.store.verdicts(1)
+        [call] = fake.calls
+        assert call.headers["authorization"] == "Bearer sk-local-fake"
+        assert "staging API key" in call.user_texts()[0]
+    arbiter = runner.calls_for("arbiter")[0]
+    assert "### R1" in arbiter.prompt and "qwen" not in arbiter.prompt.lower()
+    assert verdict.tally is not None and verdict.tally["counts"] == {"REVISE": 1}
+    posted = next(t for t in adapter.texts() if t.startswith("⚖️ Ruling: REVISE"))
+    assert "- R1 local-llm (qwen-test-7b): REVISE" in posted
