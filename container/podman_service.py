@@ -3,8 +3,11 @@
 The bot starts one when no engine answers and Podman is installed (bot/engine_owned.py); the
 container tests start one per session (tests/fakes/podman.py). `PodmanService(state_dir)` keeps
 everything in `state_dir`: the socket (`podman.sock`), the containers.conf it is started with and
-its log (`service.log`). `start()` waits until the socket answers a ping; `stop()` ends only the
-process this object started.
+its log (`service.log`) and its pid (`service.pid`). `start()` waits until the socket answers a
+ping; `stop()` ends only the process this object started. A service an earlier owner of the same
+folder left running (a bot killed with SIGKILL cannot stop it) is ended by the next `start()`: it
+is recognised by the pid file AND its command line naming this folder's socket, so no other
+process is ever touched.
 
 The containers.conf carries the two fixes Podman 4.3 needs on our machines (notes §10): runc
 instead of crun (crun fails on cgroup v1 hybrid hosts) and default ulimits lowered, with soft ==
@@ -14,8 +17,10 @@ location, so images survive between runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -28,6 +33,7 @@ runtime = "runc"
 """
 SOCKET_NAME = "podman.sock"
 LOG_NAME = "service.log"
+PID_NAME = "service.pid"
 
 
 class PodmanServiceError(RuntimeError):
@@ -86,6 +92,7 @@ class PodmanService:
         self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         conf = self.state_dir / "containers.conf"
         conf.write_text(CONTAINERS_CONF)
+        self.end_leftover()
         # A socket file left by a process that is gone (e.g. a killed bot) would block the bind.
         self.socket_path.unlink(missing_ok=True)
         env = {**os.environ, "CONTAINERS_CONF": str(conf)}
@@ -103,6 +110,7 @@ class PodmanService:
                 # removed its containers: the caller stops it, last.
                 start_new_session=True,
             )
+        (self.state_dir / PID_NAME).write_text(f"{self.process.pid}\n")
         deadline = time.monotonic() + ready_timeout_s
         while time.monotonic() < deadline:
             code = self.process.poll()
@@ -134,3 +142,27 @@ class PodmanService:
                 process.kill()
                 process.wait(timeout=grace_s)
         self.socket_path.unlink(missing_ok=True)
+        (self.state_dir / PID_NAME).unlink(missing_ok=True)
+
+    def leftover_pid(self) -> int | None:
+        """The pid in `service.pid` when that process is still this folder's podman service."""
+        try:
+            pid = int((self.state_dir / PID_NAME).read_text().strip())
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return None
+        ours = b"system" in argv and b"service" in argv and self.docker_host.encode() in argv
+        return pid if ours else None
+
+    def end_leftover(self, *, grace_s: float = 10.0) -> None:
+        pid = self.leftover_pid()
+        if pid is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        while self.leftover_pid() == pid and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self.leftover_pid() == pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

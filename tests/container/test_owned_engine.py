@@ -1,7 +1,8 @@
 """The bot's own engine (container/podman_service.py, bot/engine_owned.py) on the real Podman.
 
 - PodmanService: started, it answers on its socket; stopped, its process and socket are gone and
-  an engine it did not start (the session's) still answers.
+  an engine it did not start (the session's) still answers; one left by a killed owner is ended
+  by the next start on the same folder (and a process a stale pid file names is not).
 - `auto` with no engine answering and podman installed: the bot starts its own Podman on
   `<data>/engine/podman.sock`, runs the docker backend there, and leaves no process on close.
 - `auto` whose own engine cannot get the image: the service is stopped again and the turns run
@@ -14,6 +15,7 @@ from __future__ import annotations
 import io
 import shutil
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +68,29 @@ def test_service_starts_answers_and_stops_only_itself(docker_client: Any, tmp_pa
     assert service_processes(service.socket_path) == []
     service.stop()  # idempotent
     assert docker_client.ping()  # the session's engine, not started by this object, still answers
+
+
+def test_a_service_left_by_a_killed_owner_is_ended_by_the_next_start(tmp_path: Path) -> None:
+    left = PodmanService(tmp_path / "engine").start()  # its owner "dies": stop is never called
+    assert left.process is not None
+    old_pid = left.process.pid
+    # An unrelated process whose pid a stale file might name is never touched.
+    bystander = subprocess.Popen(["sleep", "30"])
+    other = PodmanService(tmp_path / "other")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "service.pid").write_text(f"{bystander.pid}\n")
+    assert other.leftover_pid() is None
+    service = PodmanService(tmp_path / "engine").start()
+    try:
+        left.process.wait(timeout=15)  # ended (and reaped here: the test is its parent)
+        assert service_processes(service.socket_path) == [service.process.pid]  # type: ignore[union-attr]
+        assert service.process.pid != old_pid and answers(service.docker_host)  # type: ignore[union-attr]
+        assert bystander.poll() is None
+    finally:
+        service.stop()
+        bystander.kill()
+        bystander.wait()
+    assert service_processes(service.socket_path) == []
 
 
 def test_a_service_that_exits_at_once_is_an_error_with_its_log(tmp_path: Path) -> None:
