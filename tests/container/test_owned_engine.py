@@ -12,11 +12,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shutil
 import socket
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,9 @@ import pytest
 
 import container.base_image
 from bot.backend import running_backend
+from bot.engine_owned import ensure_runner_image
 from bot.settings import load_settings
+from container.image import CONTENT_KEY_LABEL
 from container.local import LocalBackend
 from container.podman_service import PodmanService, PodmanServiceError, answers
 
@@ -159,3 +163,32 @@ async def test_backend_local_starts_no_engine(
         assert isinstance(runner, LocalBackend) and choice.kind == "local"
         assert not (tmp_path / "data" / "engine").exists()
     assert warn.getvalue() == ""
+
+
+def test_a_missing_image_is_built_on_the_engine_with_progress_lines(
+    monkeypatch: pytest.MonkeyPatch, docker_client: Any, base_image: str, tmp_path: Path
+) -> None:
+    # The tests' debootstrap base stands in for the product's (same recipe, cached here).
+    monkeypatch.setattr(container.base_image, "BASE_REPOSITORY", base_image.partition(":")[0])
+    tag = f"localhost/tribunal-owned-test:{uuid.uuid4().hex[:8]}"
+    service = PodmanService(tmp_path / "engine").start()
+    monkeypatch.setenv("DOCKER_HOST", service.docker_host)
+    monkeypatch.setenv("TRIBUNAL_DOCKER__IMAGE", tag)
+    out = io.StringIO()
+    try:
+        ensure_runner_image(load_settings(env_file=None), out)
+        image = docker_client.images.get(tag)  # the same image store as the session's engine
+        assert CONTENT_KEY_LABEL in (image.labels or {})
+        assert out.getvalue().splitlines() == [
+            f"tribunal: the engine has no image {tag}: building it (a few minutes the first time)",
+            "tribunal: fetching the runner image's inputs (wheels from PyPI, Codex from npm)",
+            f"tribunal: building {tag} FROM {base_image}",
+            f"tribunal: built {tag}",
+        ]
+        again = io.StringIO()
+        ensure_runner_image(load_settings(env_file=None), again)
+        assert again.getvalue() == ""  # present: nothing to say, nothing built
+    finally:
+        with contextlib.suppress(Exception):
+            docker_client.images.remove(tag)
+        service.stop()
