@@ -5,8 +5,10 @@
 - `docker`: turns run in containers (container/docker_backend.py). The engine must answer a ping
   and hold the configured image; otherwise `BackendUnavailable`, a SettingsError, so the CLI
   prints what to do and exits 78 instead of failing at the first turn.
-- `auto` (the default): docker when the engine answers AND has the image; otherwise local, with a
-  loud warning that the turns are not isolated and what to do about it.
+- `auto` (the default): docker when the engine answers AND has the image. When no engine answers
+  and `podman` is installed, the bot starts its own Podman service and builds the image there
+  (bot/engine_owned.py), and stops that service when it closes. Otherwise local, with a loud
+  warning that the turns are not isolated and what to do about it.
 
 `running_backend` is what `open_app` uses: choose, announce, build, and for docker adopt the
 containers an earlier run of this instance left (`start`) before the first turn and remove this
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from bot.engine_owned import OwnedEngineError, start_owned_engine, wants_owned_engine
 from bot.proxy import container_endpoint, running_proxy
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
@@ -273,14 +277,29 @@ async def running_backend(
     """The chosen backend, ready for turns; for docker, the credential proxy is started and
     this instance's containers are adopted on entry, and both are gone on exit."""
     choice = await asyncio.to_thread(choose_backend, settings)
-    announce(choice, warn)
-    if choice.kind == "local":
-        yield make_backend(settings, choice), choice
-        return
     async with contextlib.AsyncExitStack() as stack:
+        engine_reachable = choice.probe is None or choice.probe.reachable
+        if choice.kind == "local" and wants_owned_engine(settings, engine_reachable):
+            try:
+                service, settings = await asyncio.to_thread(start_owned_engine, settings, warn)
+            except OwnedEngineError as exc:
+                choice = _without_owned_engine(choice, exc)
+            else:
+                stack.callback(service.stop)  # last out: after the containers are removed
+                choice = await asyncio.to_thread(choose_backend, settings)
+        announce(choice, warn)
+        if choice.kind == "local":
+            yield make_backend(settings, choice), choice
+            return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))
         backend = await stack.enter_async_context(_running_docker(settings, socket_folder))
         yield ProxiedRunner(backend, proxy, container_endpoint()), choice
+
+
+def _without_owned_engine(choice: BackendChoice, exc: OwnedEngineError) -> BackendChoice:
+    """The local fallback's warning, saying also why the bot's own engine did not start."""
+    warning = f"{choice.warning} (the bot's own Podman did not start: {exc})"
+    return dataclasses.replace(choice, warning=warning)
 
 
 @asynccontextmanager

@@ -20,7 +20,8 @@ only check that proves the binaries start in the image, which a label could not.
 
 Which checks are required depends on the settings: with `backend = "docker"` an unreachable
 engine or a missing image fails; with `auto` they are warnings (the bot falls back to local,
-unisolated turns); with `local` the engine is only reported.
+unisolated turns), unless podman is installed: then the backend line says the bot starts its
+own engine (bot/engine_owned.py); with `local` the engine is only reported.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from bot.backend import (
     short_reason,
 )
 from bot.doctor_isolation import check_network, check_workspaces
+from bot.engine_owned import engine_folder, wants_owned_engine
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import connect
@@ -291,6 +293,13 @@ def check_backend(settings: Settings, probe: EngineProbe) -> tuple[Check, Backen
             False,
             f"docker (set by TRIBUNAL_BACKEND) cannot run: {probe.why_not()}: {probe.hint()}",
         ), None
+    if choice.warning is not None and wants_owned_engine(settings, probe.reachable):
+        sock = engine_folder(settings) / "podman.sock"
+        text = (
+            f"ok (docker on the bot's own Podman: {probe.why_not()}; podman is installed, so "
+            f"the bot starts its service on {sock} and builds the image there)"
+        )
+        return Check("backend", True, text), "docker"
     if choice.warning is not None:
         text = (
             f"local (auto), so the turns run unisolated on this host: {probe.why_not()}; "

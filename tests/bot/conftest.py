@@ -1,5 +1,9 @@
 """Every bot test starts from a clean slate: no setting leaks in from the host's environment,
-and the working directory (where tribunal.toml and .env are looked up) is a fresh temp folder."""
+and the working directory (where tribunal.toml and .env are looked up) is a fresh temp folder.
+
+PATH hides `podman`: with `auto` and no engine the bot would start its own Podman and build the
+runner image (bot/engine_owned.py), which only tests/container/test_owned_engine.py may do. A
+test that wants a `podman` puts its own folder first on PATH."""
 
 from __future__ import annotations
 
@@ -12,8 +16,25 @@ _SETTING_PREFIXES = ("TRIBUNAL_", "SLACK_", "DISCORD_", "ANTHROPIC_", "OPENAI_")
 _SETTING_NAMES = ("DOCKER_HOST", "CODEX_BIN")
 
 
+@pytest.fixture(scope="session")
+def path_without_podman(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """PATH's commands but podman, as symlinks in one folder (built once per session)."""
+    folder = tmp_path_factory.mktemp("path-without-podman")
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not Path(entry).is_dir():
+            continue
+        for command in Path(entry).iterdir():
+            target = folder / command.name
+            if command.name != "podman" and not target.exists() and not target.is_symlink():
+                target.symlink_to(command)
+    return str(folder)
+
+
 @pytest.fixture(autouse=True)
-def clean_settings_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def clean_settings_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, path_without_podman: str
+) -> Path:
+    monkeypatch.setenv("PATH", path_without_podman)
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES) or name in _SETTING_NAMES:
             monkeypatch.delenv(name)

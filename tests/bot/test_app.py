@@ -253,8 +253,16 @@ def test_probe_of_a_closed_socket_says_connection_refused(
     assert (found.where, found.error) == (closed_socket, "Connection refused")
 
 
+@pytest.fixture
+def no_podman(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A PATH without podman (only this venv's bin): `auto` cannot start an engine of its own."""
+    path = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", path)
+    return path
+
+
 async def test_auto_without_an_engine_runs_locally(
-    monkeypatch: pytest.MonkeyPatch, closed_socket: str, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, closed_socket: str, tmp_path: Path, no_podman: str
 ) -> None:
     monkeypatch.setenv("DOCKER_HOST", closed_socket)
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
@@ -266,7 +274,9 @@ async def test_auto_without_an_engine_runs_locally(
     assert warn.getvalue().startswith("tribunal: WARNING: the turns run as plain processes")
 
 
-def test_auto_without_an_engine_warns_through_the_cli(closed_socket: str, tmp_path: Path) -> None:
+def test_auto_without_an_engine_warns_through_the_cli(
+    closed_socket: str, tmp_path: Path, no_podman: str
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRIBUNAL_", "DOCKER_"))}
     env.update(
         DOCKER_HOST=closed_socket, TRIBUNAL_DATA=str(tmp_path / "data"), TRIBUNAL_CONSOLE__USER="a"

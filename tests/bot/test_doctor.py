@@ -12,6 +12,7 @@ import asyncio
 import io
 import json
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +43,8 @@ def healthy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("DOCKER_HOST", NOWHERE)
+    # No podman on PATH, so `auto` has no engine of its own either (tests below add one).
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
     return tmp_path / "data" / "tribunal.db"
 
 
@@ -398,3 +401,36 @@ def test_through_the_cli(healthy: Path, capsys: pytest.CaptureFixture[str]) -> N
     Path("tribunal.toml").write_text("nonsense = 1\n")
     assert main(["doctor"]) == 1
     assert "settings: fix: tribunal.toml: nonsense: unknown setting" in capsys.readouterr().out
+
+
+def test_auto_with_podman_installed_says_the_bot_starts_its_own(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "podman").write_text("#!/bin/sh\nexit 1\n")  # the doctor only looks for it
+    (bin_dir / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}")
+    status, lines = doctor()
+    assert status == 0, lines
+    sock = (tmp_path / "data").resolve() / "engine" / "podman.sock"
+    assert lines["backend"] == (
+        f"ok (docker on the bot's own Podman: no Docker-API engine answers at {NOWHERE} (No such "
+        f"file or directory); podman is installed, so the bot starts its service on {sock} and "
+        "builds the image there)"
+    )
+    assert lines["runner claude"] == "not checked: no usable image"
+
+
+def test_local_backend_never_counts_on_the_bots_podman(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "podman").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "podman").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}")
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
+    status, lines = doctor()
+    assert status == 0, lines
+    assert "bot's own Podman" not in lines["backend"]
