@@ -11,7 +11,7 @@ rooms.phased turns asks into run specs and outcomes into store changes, for the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 RETRIES = 1  # an actor whose run fails or whose answer cannot be read is asked once more
 
@@ -58,6 +58,22 @@ class Conclusion:
     options: tuple[str, ...] = ()
     failed: bool = False
     files: dict[str, str] = field(default_factory=dict)  # worktree-relative path → content
+
+
+class Spending(Protocol):
+    """What every protocol's state counts of its runs."""
+
+    tokens: int
+    cost_usd: float
+    participants: list[str]
+
+
+def charge(state: Spending, reply: Reply) -> None:
+    """Count a run's tokens and cost on the state and name its actor among the participants."""
+    state.tokens += reply.tokens
+    state.cost_usd += reply.cost_usd
+    if reply.key not in state.participants:
+        state.participants.append(reply.key)
 
 
 def retry_note(problem: str) -> str:

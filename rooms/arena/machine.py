@@ -34,7 +34,7 @@ from rooms.arena.prompting import (
 from rooms.arena.rounds import asked_this_round, play_round
 from rooms.arena.state import ArenaState, Seat
 from rooms.arena.synthesis import ARENA_DIR, Synthesis, render, synthesis_path
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, retry_note
+from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
 
 MODERATOR, SYNTHESIZER = "moderator", "synthesizer"
@@ -89,10 +89,7 @@ def advance(
 ) -> tuple[ArenaState, list[Post], Conclusion | None]:
     s = state.model_copy(deep=True)
     for reply in replies:
-        s.tokens += reply.tokens
-        s.cost_usd += reply.cost_usd
-        if reply.key not in s.participants:
-            s.participants.append(reply.key)
+        charge(s, reply)
     if s.phase == "panel":
         return _panel(s, replies, limits)
     if s.phase == "research":

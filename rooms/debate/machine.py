@@ -43,7 +43,7 @@ from rooms.debate.prompting import (
 from rooms.debate.record import DebateRecord, render
 from rooms.debate.rubric import adjudicate
 from rooms.debate.state import DebateState
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, retry_note
+from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
 
 ROLE = {"advocate": "debate-advocate", "challenger": "debate-challenger"}
@@ -96,10 +96,7 @@ def advance(
     s = state.model_copy(deep=True)
     posts: list[Post] = []
     for reply in replies:
-        s.tokens += reply.tokens
-        s.cost_usd += reply.cost_usd
-        if reply.key not in s.participants:
-            s.participants.append(reply.key)
+        charge(s, reply)
         problem = _take(s, reply, limits)
         if problem is None:
             s.problems.pop(reply.key, None)

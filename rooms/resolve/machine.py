@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, retry_note
+from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
 from rooms.resolve.adjudicate import Decision, adjudicate
 from rooms.resolve.limits import ResolveLimits
@@ -54,10 +54,7 @@ def advance(
     s = state.model_copy(deep=True)
     posts: list[Post] = []
     for reply in replies:
-        s.tokens += reply.tokens
-        s.cost_usd += reply.cost_usd
-        if reply.key not in s.participants:
-            s.participants.append(reply.key)
+        charge(s, reply)
         try:
             if reply.error is not None:
                 raise StructuredError(f"the run failed: {reply.error}")
