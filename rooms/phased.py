@@ -156,19 +156,7 @@ class PhasedProtocol(Generic[S]):
         )
         if ask is None:
             raise ValueError(f"no run is due for {turn.role!r} in this phase")
-        budget_left = max(step.limits.max_cost_usd - step.task.cost_usd, 0.01)
-        return build_spec(
-            step.task,
-            turn,
-            step.policy,
-            prompt=ask.prompt + _heard(step),
-            system_prompt=load_prompt(ask.role, step.policy.prompt_overrides),
-            resume=None,
-            output_schema=ask.schema,
-            budget_left_usd=budget_left,
-            read_only=True,  # every deliberation actor reads; Tribunal writes what they conclude
-            tokens_left=max(step.limits.max_tokens - step.task.tokens, 0),
-        )
+        return ask_spec(step, turn, ask)
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
         m, policy, task = self.machine, step.policy, step.task
@@ -224,6 +212,24 @@ class PhasedProtocol(Generic[S]):
                 reason=over.reason,
             )
         return decided(self.table, task, change)
+
+
+def ask_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
+    """The run spec of one machine's `ask` (also used where a machine runs inside another
+    protocol: the pair's resolving phase)."""
+    budget_left = max(step.limits.max_cost_usd - step.task.cost_usd, 0.01)
+    return build_spec(
+        step.task,
+        turn,
+        step.policy,
+        prompt=ask.prompt + _heard(step),
+        system_prompt=load_prompt(ask.role, step.policy.prompt_overrides),
+        resume=None,
+        output_schema=ask.schema,
+        budget_left_usd=budget_left,
+        read_only=True,  # every deliberation actor reads; Tribunal writes what they conclude
+        tokens_left=max(step.limits.max_tokens - step.task.tokens, 0),
+    )
 
 
 async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
