@@ -252,6 +252,9 @@ class Ruling(Record):
     dissent: str = ""
     # Why the ruling goes against a unanimous panel of reference opinions (rooms/references).
     override_reason: str = ""
+    # Before ruling: a question about what the code does, to be settled by tests run in the
+    # workspace (the pair's resolving phase, rooms/pair/resolving.py); "" when none is asked.
+    resolve: str = ""
     readable: bool = True  # False when the arbiter output could not be read
 
 

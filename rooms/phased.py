@@ -122,7 +122,7 @@ class PhasedProtocol(Generic[S]):
             done, state, pending = (), m.start(step.task, policy), []
         for turn in finished[len(done) :]:
             pending.append(reply_of(turn))
-            if _complete(m.plan(state, policy), pending):
+            if all_answered(m.plan(state, policy), pending):
                 state, _, _ = m.advance(state, pending, policy, turn.ended_at or turn.started_at)
                 pending = []
         self._replays[key] = (ids, state, tuple(pending))
@@ -185,7 +185,7 @@ class PhasedProtocol(Generic[S]):
             )
             return decided(self.table, task, change)
         pending = [*replayed.pending, reply_of_run(turn.role, run)]
-        if _complete(asks, pending):
+        if all_answered(asks, pending):
             state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
             change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
             if conclusion is not None:
@@ -195,7 +195,7 @@ class PhasedProtocol(Generic[S]):
                 change.event = m.phase(state)
         over = _ceiling(
             step.limits,
-            turns=task.turns,
+            turns=len(step.history.turns),  # this turn included, as the pair counts
             tokens=task.tokens + run.usage.tokens,
             cost_usd=task.cost_usd + run.usage.cost_usd,
             elapsed=step.now - task.created_at,
@@ -321,7 +321,8 @@ def _post(step: Step, turn: Turn, p: Post, i: int) -> OutboxDraft:
     return post(step.room, turn, p.text, key=f"post:{i}", persona=p.persona)
 
 
-def _complete(asks: list[Ask], replies: list[Reply]) -> bool:
+def all_answered(asks: list[Ask], replies: list[Reply]) -> bool:
+    """Whether every run a phase asked for has answered (its replies can advance it)."""
     got = {r.key for r in replies}
     return bool(asks) and all(a.key in got for a in asks)
 

@@ -24,6 +24,7 @@ from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
 from rooms.pair.review import Review, review
 from rooms.pair.states import SENT_BACK
@@ -39,6 +40,11 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     now, owner, data_dir = step.now, step.owner, step.data_dir
     parsed = parse_ruling(run.output, run.structured)
+    # A request for tests comes before the ruling's own checks: its verdict is provisional,
+    # not applied, so what it lacks does not matter yet.
+    not_taken = resolving.wanted(step, parsed)
+    if not_taken == "":
+        return resolving.ask_for_tests(step, turn, run, parsed)
     earlier = earlier_send_back(history.turns, turn.seq)
     checked = check_answer(parsed, run.output, sent_back_before=earlier)
     if checked.ruling is None:
@@ -58,6 +64,8 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         task, turn, ruling, reason, history, policy, data_dir, reviewed.record
     )
     text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
+    if not_taken:
+        text += f"\n(It also asked for tests; not taken: {not_taken}.)"
     card = ruling_card(ruling, record_path)
     card = replace(card, sections=card.sections + tuple(reviewed.card))
     change = Change(

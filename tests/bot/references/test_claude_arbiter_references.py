@@ -36,6 +36,7 @@ RULING = {
     "references_cited": ["R1"],
     "dissent": "",
     "override_reason": "",
+    "resolve": "",
 }
 
 
