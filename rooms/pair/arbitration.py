@@ -19,6 +19,7 @@ from dataclasses import replace
 from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.markers import ROLES
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.machine import SUMMONED
@@ -60,8 +61,9 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     if reviewed.ruling is None:
         return _not_yet(step, turn, run, ruling, reviewed)
     ruling = reviewed.ruling
+    extra = [*resolving.record_lines(history, policy.resolve), *reviewed.record]
     record_path, record_error = await _write_record(
-        task, turn, ruling, reason, history, policy, data_dir, reviewed.record
+        task, turn, ruling, reason, history, policy, data_dir, extra
     )
     text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
     if not_taken:
@@ -179,7 +181,7 @@ async def _write_record(
         return None, None
     quoted = [
         f"{t.role} (turn {t.seq}): {t.output}"
-        for t in history.done[-policy.recent_turns :]
+        for t in [t for t in history.done if t.role in ROLES][-policy.recent_turns :]
         if policy.recent_turns > 0
     ]
     models = {

@@ -184,28 +184,48 @@ def decide(step: Step, turn: Turn, run: RunOutcome) -> Change:
 
 
 def section(history: History, limits: ResolveLimits) -> str:
-    """The result the arbiter asked for, for its prompt: only while it is the latest request's
-    and no ruling has come since (an earlier cycle's result is in its decision record)."""
-    run = current(history, limits)
-    if run is None or run.conclusion is None:
+    """The result the arbiter asked for, for its prompt (see `result`)."""
+    found = result(history, limits)
+    if found is None:
         return ""
-    if any(v.turn_seq > run.asked.seq for v in history.verdicts):
-        return ""
-    c = run.conclusion
-    text = f"{c.summary}\n\n{c.record}"
-    if len(text) > _RESULT_CHARS:
-        text = text[:_RESULT_CHARS] + "\n[… cut; the full record is stored]"
+    question, text = found
     return "\n\n".join(
         [
             "## The tests you asked for",
-            f"You asked: {' '.join(run.state.question.split())}",
+            f"You asked: {question}",
             "What the engine found (positions and tests are agents' words, quoted; each result "
             "is what the command did, not what anyone reported):",
-            quoted(text),
+            quoted(_cut(text, _RESULT_CHARS)),
             "Rule now with these results in hand; another request for tests is not taken in "
             "this arbitration. If they did not settle it, say what the people must decide.",
         ]
     )
+
+
+def record_lines(history: History, limits: ResolveLimits) -> list[str]:
+    """The result, for the ruling's decision record (in full: the record is a file)."""
+    found = result(history, limits)
+    if found is None:
+        return []
+    question, text = found
+    return ["## The tests the arbiter asked for", f"Question: {question}", quoted(text)]
+
+
+def result(history: History, limits: ResolveLimits) -> tuple[str, str] | None:
+    """(the question, the summary and record) of the resolve the current arbitration asked for;
+    None when there is none: none was asked, it has not ended, or a ruling came since (an
+    earlier cycle's result is in that ruling's decision record)."""
+    run = current(history, limits)
+    if run is None or run.conclusion is None:
+        return None
+    if any(v.turn_seq > run.asked.seq for v in history.verdicts):
+        return None
+    c = run.conclusion
+    return " ".join(run.state.question.split()), f"{c.summary}\n\n{c.record}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "\n[… cut; the full record is stored]"
 
 
 def _next_ask(run: Run, step: Step) -> Ask | None:

@@ -270,3 +270,45 @@ async def test_a_ceiling_while_the_tests_run_asks_the_people(tmp_path: Path) -> 
         esc = await kit.store.open_escalation(1)
         assert esc is not None and esc.kind == "ceiling"
         assert "while the arbiter's tests ran" in esc.question
+
+
+async def test_the_rulings_decision_record_keeps_the_tests_result(tmp_path: Path) -> None:
+    script: Script = {
+        "owner": [BLOCKED],
+        "arbiter": [asks_tests(), ruling("ESCALATE", question="Which?", options=["A", "B"])],
+        **TESTS_RUN,
+    }
+    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+        await kit.say("@tribunal fix parse()")
+        await kit.settle()
+        [verdict] = await kit.store.verdicts(1)
+        assert verdict.record_path is not None
+        record = Path(verdict.record_path).read_text()
+        assert "## The tests the arbiter asked for" in record
+        assert f"Question: {QUESTION}" in record
+        assert "> | T3 | FAIL ✓ | PASS | FAIL | yes |" in record
+        assert "resolve:designer (turn" not in record  # the pair's turns are quoted, not these
+
+
+async def test_a_restarted_engine_goes_on_with_the_tests_from_the_store(tmp_path: Path) -> None:
+    db = str(tmp_path / "tribunal.db")
+    first: Script = {
+        "owner": [BLOCKED],
+        "arbiter": [asks_tests()],
+        "resolve:positions": [obj(scripts.TWO)],
+        "resolve:designer": [replace(obj(scripts.design(T1, T2, T3)), hang=True)],
+    }
+    async with engine_kit(tmp_path, first, policy=policy(tmp_path), db=db) as kit:
+        await kit.say("@tribunal fix parse()")
+        await kit.runner.wait_calls(4)
+    rest: Script = {
+        "resolve:designer": [obj(scripts.design(T1, T2, T3))],
+        "resolve:executor": [say("", structured=scripts.results(T1="PASS", T2="PASS", T3="FAIL"))],
+        "arbiter": [ruling("ESCALATE", question="Which?", options=["A", "B"])],
+    }
+    async with engine_kit(tmp_path, rest, policy=policy(tmp_path), db=db) as kit:
+        await kit.settle()
+        # The positions were not asked again: the state came back from the stored turns.
+        assert kit.roles() == ["resolve:designer", "resolve:executor", "arbiter"]
+        assert "> 🧪 **Resolved: A**" in kit.runner.calls[-1].prompt
+        assert (await kit.task()).status == "waiting_human"
