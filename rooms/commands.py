@@ -132,6 +132,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             task,
             escalation,
             room,
+            table=protocol_for(task.protocol).table,
             user=user,
             kind=kind,
             text=rest,
@@ -158,6 +159,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             task,
             escalation,
             room,
+            table=protocol_for(task.protocol).table,
             user=user,
             kind="answer",
             text=rest,
@@ -324,7 +326,14 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         return await _reply(ctx, inbound, policy, stale_reply(value), private=True)
     kind: Answer = "approve" if inbound.action == "approve" else "reject"
     applied = await answer(
-        ctx, task, escalation, inbound.room, user=user, kind=kind, event_id=inbound.event_id or None
+        ctx,
+        task,
+        escalation,
+        inbound.room,
+        table=protocol_for(task.protocol).table,
+        user=user,
+        kind=kind,
+        event_id=inbound.event_id or None,
     )
     if applied is not None and kind == "approve":
         ctx.spawn(task.id)
