@@ -23,12 +23,12 @@ from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from rooms.protocol import Protocol
+from rooms.protocols import COMMANDS as COMMANDS  # defined beside the registry, which refuses them
 from rooms.protocols import DEFAULT, by_command, protocol_for
 from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.status import status_text
 from rooms.summons import acknowledgement, not_summonable
 
-COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.console.room import ENGINE_COMMANDS, ConsoleRoom
 from bot.settings import Settings, load_settings
+from rooms.protocols import RESERVED
 from tests.bot.test_console import Pipe, run_console, stored_tasks
 from tests.fakes.runner import ScriptedRunner, say
 from tests.rooms.arena.test_engine import arena_runner, converging
@@ -129,3 +131,11 @@ async def test_an_arena_at_a_ceiling_says_reject_closes_it(
     asked_without_an_owner(out, "arena")
     assert "Task #1 closed: alice rejected the escalation." in out
     assert await stored_tasks(settings) == ("closed", 1)
+
+
+def test_every_console_command_is_a_word_no_protocol_may_take() -> None:
+    """The console checks the protocols' words before its own commands, so a protocol named
+    like one would hide it: the registry refuses every one of them (rooms.protocols.RESERVED)."""
+    room = ConsoleRoom(None, None, user="alice", lockstep=True)  # type: ignore[arg-type]
+    words = [w.removeprefix("/") for w in [*room._commands, *ENGINE_COMMANDS]]
+    assert set(words) <= set(RESERVED), set(words) - set(RESERVED)
