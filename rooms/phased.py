@@ -179,6 +179,7 @@ class PhasedProtocol(Generic[S]):
                 task,
                 step.room,
                 step.policy,
+                table=self.table,
                 kind="failure",
                 question=f"The {self.name} cannot go on from its {task.status} phase. Close it?",
                 reason=f"no run is due in the {task.status} phase",
@@ -189,7 +190,7 @@ class PhasedProtocol(Generic[S]):
             state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
             change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
             if conclusion is not None:
-                await _conclude(step, turn, change, conclusion)
+                await _conclude(step, turn, change, conclusion, self.table)
                 return decided(self.table, task, change)
             if m.phase(state) != task.status:
                 change.event = m.phase(state)
@@ -206,6 +207,7 @@ class PhasedProtocol(Generic[S]):
                 task,
                 step.room,
                 step.policy,
+                table=self.table,
                 kind="ceiling",
                 question=f"The {self.name} reached a ceiling: {over.reason}. It stops here; "
                 "its turns so far are kept. Approve or answer to close it.",
@@ -232,7 +234,9 @@ def ask_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
     )
 
 
-async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
+async def _conclude(
+    step: Step, turn: Turn, change: Change, c: Conclusion, table: StateTable
+) -> None:
     record_path = _write_record(step, c)
     for i, (path, content) in enumerate(c.files.items()):
         saved = _write_file(step.policy.workspace, path, content)
@@ -260,6 +264,7 @@ async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> No
             step.task,
             step.room,
             step.policy,
+            table=table,
             kind=step.task.protocol,
             question=c.question,
             reason=c.summary.splitlines()[0],

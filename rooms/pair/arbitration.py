@@ -28,7 +28,7 @@ from rooms.outputs import post, turn_end
 from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
 from rooms.pair.review import Review, review
-from rooms.pair.states import SENT_BACK
+from rooms.pair.states import SENT_BACK, TABLE
 from rooms.protocol import Step
 from rooms.records import Change, FiringDraft, VerdictDraft
 from rooms.summons import firing as summon_firing
@@ -94,6 +94,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             task,
             room,
             policy,
+            table=TABLE,
             kind="ruling",
             question=ruling.question or "the arbiter asks the people here to decide.",
             reason=ruling.reasons or reason,
