@@ -242,6 +242,7 @@ def _ceiling_change(step: Step, change: Change, reason: str) -> Change:
         step.task,
         step.room,
         step.policy,
+        table=states.TABLE,
         kind="ceiling",
         question="the task reached a ceiling while the arbiter's tests ran. Continue with "
         "another budget of the same size?",
