@@ -32,6 +32,9 @@ OWNER: Final = "owner"
 REVIEWER: Final = "reviewer"
 ARBITER: Final = "arbiter"
 HUMAN: Final = "human"  # a person, as a transcript or a history names them
+# The runs of tests an arbiter asked for in a pair's task (rooms/pair/resolving.py): their role
+# is this prefix and the resolve actor's key ("resolve:positions"); they are not pair rounds.
+RESOLVING_PREFIX: Final = "resolve:"
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]  # the arbiter's rulings (DESIGN §5)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 

@@ -24,7 +24,7 @@ from rooms.deliberation import Ask, Conclusion, Reply
 from rooms.escalations import ask as ask_people
 from rooms.history import History
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
-from rooms.judge.markers import ARBITER, OWNER, REVIEWER
+from rooms.judge.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER
 from rooms.judge.verdicts import parse_ruling
 from rooms.model import Ruling, Turn
 from rooms.outputs import post, turn_end
@@ -39,7 +39,7 @@ from rooms.resolve.state import ResolveState
 from rooms.turns import RunOutcome
 from runners.protocol import BUDGET, RunSpec
 
-PREFIX = "resolve:"  # a resolving run's role: the prefix and the resolve actor's key
+PREFIX = RESOLVING_PREFIX  # a resolving run's role: the prefix and the resolve actor's key
 ASKED = "RESOLVE"  # the marker of the arbiter turn that asked for tests
 _CONTEXT_CHARS = 2000  # of each side's last turn, in what the positions are told
 _RESULT_CHARS = 8000  # of the result in the arbiter's prompt (the record is stored in full)

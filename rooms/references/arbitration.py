@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from prompts import load_prompt
 from rooms.history import History
+from rooms.judge.markers import RESOLVING_PREFIX
 from rooms.model import Ruling
 from rooms.references.panel import Panel, consult, new_seed
 from rooms.references.port import Reference
@@ -81,7 +82,7 @@ def _current(asked_by: int | None, history: History) -> bool:
     if asking is None:
         return False
     return not any(
-        t.role in WORK_ROLES and t.status == "done" and t.seq > asking.seq for t in history.turns
+        _news(t.role) and t.status == "done" and t.seq > asking.seq for t in history.turns
     )
 
 
@@ -112,3 +113,9 @@ def card_sections(ruling: Ruling, use: PanelUse | None) -> list[tuple[str, str]]
     heading, *lines = panel_lines(use.panel)
     sections.append((heading.rstrip(":"), "\n".join(lines)))
     return sections
+
+
+def _news(role: str) -> bool:
+    """A finished turn of this role makes a panel stale: the owner's or reviewer's work, or a
+    run of the tests the arbiter asked for (the references then read their result too)."""
+    return role in WORK_ROLES or role.startswith(RESOLVING_PREFIX)

@@ -14,6 +14,7 @@ from typing import Any
 from rooms.model import GroupPolicy
 from rooms.resolve.limits import ResolveLimits
 from tests.fakes.engine_kit import engine_kit
+from tests.fakes.references import FakeReference, StaticReferences, panel_of
 from tests.fakes.runner import Reply, Script, fail, say
 from tests.rooms.resolve import scripts
 
@@ -312,3 +313,22 @@ async def test_a_restarted_engine_goes_on_with_the_tests_from_the_store(tmp_path
         assert kit.roles() == ["resolve:designer", "resolve:executor", "arbiter"]
         assert "> 🧪 **Resolved: A**" in kit.runner.calls[-1].prompt
         assert (await kit.task()).status == "waiting_human"
+
+
+async def test_the_references_are_asked_again_with_the_tests_result(tmp_path: Path) -> None:
+    ref = FakeReference("second-opinion", "m-1", answer="VERDICT: REVISE\nkeep the newline")
+    script: Script = {
+        "owner": [BLOCKED],
+        "arbiter": [asks_tests(), ruling("ESCALATE", question="Which?", options=["A", "B"])],
+        **TESTS_RUN,
+    }
+    refs = StaticReferences(panel_of(ref))
+    async with engine_kit(tmp_path, script, policy=policy(tmp_path), references=refs) as kit:
+        await kit.say("@tribunal fix parse()")
+        await kit.settle()
+        first, second = ref.prompts  # one panel per reading: before the tests and after them
+        assert "## The tests you asked for" not in first
+        assert "## The tests you asked for" in second and "> 🧪 **Resolved: A**" in second
+        [verdict] = await kit.store.verdicts(1)
+        panel = await kit.store.panel(verdict.panel_id or 0)
+        assert panel is not None and panel.opinions[0].answered
