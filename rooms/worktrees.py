@@ -18,8 +18,8 @@ the worktree's bookkeeping under the repository's `.git`, nothing in the checkou
 
 Every git call goes through rooms/gitsafe.py with the worktree's git dir named explicitly (the
 one `git worktree add` made inside the group's repository, which containers mount read-only
-at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git` file and any
-planted `.git` folder are part of the workspace hash (rooms/workspace.py).
+at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git`
+file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py).
 
 Decided for workspaces that are no git repository: a plain folder, or a repository without a
 commit yet, has no branch to start from, and Tribunal will not `git init` or commit in a
