@@ -11,7 +11,9 @@ Implements the rooms `Runner` port structurally. Per turn:
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
 An owner's turn whose workspace the container user cannot write fails at once with `setup` and
-the `chown` to run (container/workspace_access.py), instead of running with every edit refused.
+the `chown` to run (container/workspace_access.py), instead of running with every edit refused;
+a task's worktree, which the engine made, is handed to the container user first when the engine
+runs as root.
 
 Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
 list shared with the LocalBackend (container/limits.py: `SLACK_*`, `DISCORD_*`, `DOCKER_*`,
@@ -50,7 +52,7 @@ from container.docker_pool import ContainerPool, DockerConfig, Placement
 from container.git_mounts import GitMountError
 from container.limits import TailBuffer, runner_env
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
-from container.workspace_access import workspace_problem
+from container.workspace_access import hand_over, workspace_problem
 from runners.protocol import (
     CRASHED,
     IDLE_TIMEOUT,
@@ -152,7 +154,12 @@ class DockerBackend:
             log.warning("not passed to the container: %s", ", ".join(sorted(refused)))
         placement = _placement(spec)
         if placement.writable and spec.workspace:
-            problem = workspace_problem(spec.workspace, self.config.user)
+            # A task's worktree (the spec names its git dir) is the engine's to hand over.
+            problem = (
+                await asyncio.to_thread(hand_over, spec.workspace, self.config.user)
+                if spec.git_dir
+                else workspace_problem(spec.workspace, self.config.user)
+            )
             if problem is not None:
                 yield error(SETUP, problem)
                 return

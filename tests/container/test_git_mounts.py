@@ -1,12 +1,13 @@
 """Git inside a task's containers (container/git_mounts.py): in the real runner image, every role
 runs git's read commands on its task's worktree and sees the owner's change; nothing in a container
 can commit, plant a hook or a config, or see the other task's worktree or git dir; a `.git` the
-owner rewrites changes no mount; bad metadata paths are refused before any container exists."""
+owner rewrites changes no mount; bad metadata paths are refused before any container exists.
+The worktrees are made by root, as in a root deployment: the backend hands the owner's to the
+container user (container/workspace_access.py)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +20,14 @@ from tests.rooms.git_helpers import git, make_repo
 
 
 def _task_worktrees(tmp_path: Path) -> tuple[Path, list[tuple[Path, str]]]:
-    """A checkout and two task worktrees made as rooms/worktrees.py makes them: (common git
-    dir, [(worktree, its git dir)]), the worktrees the container user's."""
+    """A checkout and two task worktrees made as rooms/worktrees.py makes them, by the engine's
+    user (root here, as in a root deployment): (common git dir, [(worktree, its git dir)])."""
     repo = make_repo(tmp_path / "checkout")
     common = Path(os.path.realpath(repo / ".git"))
     trees = []
     for name in ("1-one", "2-two"):
         path = tmp_path / "data" / "worktrees" / name
         git(repo, "worktree", "add", "--quiet", "-b", f"tribunal/{name}", str(path), "HEAD")
-        subprocess.run(["chown", "-R", "1000:1000", str(path)], check=True)
         admin = _admin_dir(str(common), str(path))
         assert admin is not None
         trees.append((path, admin))
@@ -51,8 +51,12 @@ async def test_git_reads_its_own_task_and_writes_nothing(
         run = spec(prompt, role=role, workspace=mine)
         return run.model_copy(update={"git_dir": my_git, "git_common_dir": str(common)})
 
+    # The worktree is root's, as the engine made it: handed to the container user, it is
+    # writable by the owner (the other task's is not handed over before its own turn).
+    assert (mine / "README.md").stat().st_uid == 0
     events = await collect(backend, task_spec("write /workspace/README.md changed by one"))
     assert events[-1].kind == "final", events
+    assert (mine / "README.md").stat().st_uid == 1000 and (other / "README.md").stat().st_uid == 0
     owner = backend.pool.held()[("g1", "owner", str(mine))]
     sh = lambda script: _sh(docker_client, owner, script)  # noqa: E731
 
