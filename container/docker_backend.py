@@ -1,16 +1,19 @@
 """DockerBackend: runs each turn as an exec in a long-lived container (any Docker-API engine).
 
 Implements the rooms `Runner` port structurally. Per turn:
-1. the turn waits for its room (one turn per (group, role) at a time, in arrival order), then for
-   a global slot (`concurrency`, default 5);
-2. the container for (group, role) is found or created (container/docker_pool.py: the owner's
-   mounts the workspace read-write, every other role's read-only);
+1. the turn waits for its room (one turn per container, i.e. per (group, role, workspace), at a
+   time, in arrival order), then for a global slot (`concurrency`, default 5);
+2. the container for (group, role, workspace) is found or created (container/docker_pool.py: the
+   owner's mounts the workspace read-write, every other role's read-only, and each mounts the
+   worktree's git metadata read-only, container/git_mounts.py);
 3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude or codex), with
    the run's environment on the exec only: a change of model or key needs no new container;
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
 An owner's turn whose workspace the container user cannot write fails at once with `setup` and
-the `chown` to run (container/workspace_access.py), instead of running with every edit refused.
+the `chown` to run (container/workspace_access.py), instead of running with every edit refused;
+a task's worktree, which the engine made, is handed to the container user first when the engine
+runs as root.
 
 Environment: only `spec.env` plus the backend's `env` reach the exec, minus anything on the deny
 list shared with the LocalBackend (container/limits.py: `SLACK_*`, `DISCORD_*`, `DOCKER_*`,
@@ -46,9 +49,10 @@ from typing import Any
 
 from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, oom_kills
 from container.docker_pool import ContainerPool, DockerConfig, Placement
+from container.git_mounts import GitMountError
 from container.limits import TailBuffer, runner_env
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
-from container.workspace_access import workspace_problem
+from container.workspace_access import hand_over, workspace_problem
 from runners.protocol import (
     CRASHED,
     IDLE_TIMEOUT,
@@ -118,7 +122,7 @@ class DockerBackend:
         self.exit_wait_s = exit_wait_s
         self.kill_grace_s = kill_grace_s
         self._slots: asyncio.Semaphore | None = None
-        self._rooms: dict[tuple[str, str], asyncio.Lock] = {}
+        self._rooms: dict[tuple[str, str, str], asyncio.Lock] = {}
         self.oom_counts: dict[str, int | None] = {}  # container id → OOM kills seen so far
         self._started = False
 
@@ -137,7 +141,7 @@ class DockerBackend:
             await self.start()
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.concurrency)
-        room = self._rooms.setdefault((spec.group, spec.request.role), asyncio.Lock())
+        room = self._rooms.setdefault(self.pool.key(_placement(spec)), asyncio.Lock())
         # Room first: a queued turn holds no global slot. aclosing: when our caller closes or
         # cancels the iteration, the inner generators' cleanup (killing the run) runs now.
         async with room, self._slots, aclosing(self._run_one(spec)) as events:
@@ -148,9 +152,14 @@ class DockerBackend:
         env, refused = exec_env(self.env, spec.env)
         if refused:
             log.warning("not passed to the container: %s", ", ".join(sorted(refused)))
-        placement = Placement(spec.group, spec.request.role, spec.workspace)
+        placement = _placement(spec)
         if placement.writable and spec.workspace:
-            problem = workspace_problem(spec.workspace, self.config.user)
+            # A task's worktree (the spec names its git dir) is the engine's to hand over.
+            problem = (
+                await asyncio.to_thread(hand_over, spec.workspace, self.config.user)
+                if spec.git_dir
+                else workspace_problem(spec.workspace, self.config.user)
+            )
             if problem is not None:
                 yield error(SETUP, problem)
                 return
@@ -158,6 +167,23 @@ class DockerBackend:
         argv = [*self.command, spec.agent]
         try:
             container_id = await asyncio.to_thread(self.pool.ensure, placement)
+        except GitMountError as exc:
+            yield error(SETUP, f"the worktree's git metadata cannot be mounted: {exc}")
+            return
+        except Exception as exc:
+            yield error(CRASHED, f"could not start the runner in a container: {exc}")
+            return
+        try:
+            async with aclosing(self._exec(spec, container_id, run_id, argv, env)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            await asyncio.to_thread(self.pool.release, placement)
+
+    async def _exec(
+        self, spec: RunSpec, container_id: str, run_id: str, argv: list[str], env: dict[str, str]
+    ) -> AsyncGenerator[RunEvent, None]:
+        try:
             if container_id not in self.oom_counts:
                 count = await asyncio.to_thread(oom_kills, self.client.api, container_id)
                 self.oom_counts[container_id] = count
@@ -174,6 +200,12 @@ class DockerBackend:
                     yield event
         finally:
             await run.finish()
+
+
+def _placement(spec: RunSpec) -> Placement:
+    return Placement(
+        spec.group, spec.request.role, spec.workspace, spec.git_dir, spec.git_common_dir
+    )
 
 
 class _Run:

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rooms import worktrees
 from rooms.context import Ctx
 from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.progress import Progress
@@ -95,11 +96,14 @@ def build_spec(
         max_turns=max(1, policy.max_agent_turns),
         max_budget_usd=budget_left_usd,
     )
+    git = worktrees.git_metadata(policy.workspace)
     return RunSpec(
         group=policy.name,
         agent=agent.agent,
         request=request,
         workspace=policy.workspace,
+        git_dir=git[0] if git else None,
+        git_common_dir=git[1] if git else None,
         # Labels for logs and containers; never credentials (those come from the backend).
         env={"TRIBUNAL_TASK": str(task.id), "TRIBUNAL_TURN": str(turn.seq)},
         idle_timeout_s=policy.idle_timeout_s,

@@ -5,7 +5,9 @@ a worktree of that repository under the data folder, `<data>/worktrees/<task id>
 branch `tribunal/<task id>-<slug>` started from the checkout's HEAD when the task first runs, so
 two tasks of one group never see each other's files. The owner's container mounts the task's
 worktree read-write, the reviewer's and the arbiter's read-only (the backends mount whatever
-workspace the spec names). When the workspace is a subfolder of its repository, the task works
+workspace the spec names); the run spec also names the worktree's git dir and the repository's
+common git dir (`git_metadata`), which container backends mount read-only so agents can run git's
+read commands on their task. When the workspace is a subfolder of its repository, the task works
 in the same subfolder of its worktree.
 
 After the approved wrap-up the engine (never an agent) commits everything in the worktree on
@@ -15,9 +17,9 @@ The user's checkout is never touched: `git worktree add` adds the new branch, it
 the worktree's bookkeeping under the repository's `.git`, nothing in the checkout's files.
 
 Every git call goes through rooms/gitsafe.py with the worktree's git dir named explicitly (the
-one `git worktree add` made inside the group's repository, which no container mounts), so a
-`.git` the owner plants in its worktree is never read. The worktree's own `.git` file and any
-planted `.git` folder are part of the workspace hash (rooms/workspace.py).
+one `git worktree add` made inside the group's repository, which containers mount read-only
+at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git`
+file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py).
 
 Decided for workspaces that are no git repository: a plain folder, or a repository without a
 commit yet, has no branch to start from, and Tribunal will not `git init` or commit in a
@@ -131,6 +133,17 @@ async def ensure(policy: GroupPolicy, task: Task, data_dir: str | None) -> Workt
             raise WorktreeError(f"git made no worktree at {path}")
     base = await _base(path, git_dir)
     return Worktree(path, os.path.join(path, sub) if sub else path, git_dir, branch_of(task), base)
+
+
+def git_metadata(workspace: str | None) -> tuple[str, str] | None:
+    """(the worktree's git dir, the repository's common git dir) of a task workspace made by
+    `for_task`, for the run spec (container backends mount them read-only so git works in the
+    container); None for a workspace used in place."""
+    tree = _known.get(workspace or "")
+    if tree is None:
+        return None
+    # `_admin_dir` found the git dir as `<common>/worktrees/<name>`.
+    return tree.git_dir, os.path.dirname(os.path.dirname(tree.git_dir))
 
 
 async def commit(tree: Worktree, task: Task, why: str = "Approved in review") -> Committed:

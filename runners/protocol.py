@@ -84,6 +84,11 @@ class RunSpec(_Model):
     agent: AgentType
     request: RunRequest
     workspace: str | None = None
+    # A task worktree's git metadata on the host (rooms/worktrees.py): its own git dir and the
+    # repository's common git dir, found from the repository's side. Container backends mount
+    # them read-only at these paths so git works inside; None: the workspace is used in place.
+    git_dir: str | None = None
+    git_common_dir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     idle_timeout_s: float = Field(default=300.0, gt=0)
     hard_timeout_s: float = Field(default=1800.0, gt=0)

@@ -1,6 +1,7 @@
 """The doctor's isolation lines for the Docker backend (bot/doctor_isolation.py): the network
 setting (only "none" is isolated; anything else is a warning that says what an agent can
-reach) and each group's workspace (writable by the containers' uid 1000, or the chown to run).
+reach) and each group's workspace (writable by the containers' uid 1000, or the chown to run;
+for a git checkout, whether the bot's user makes worktrees the containers' user can write).
 The same lines through `tribunal doctor` against a real engine: tests/container/test_bot_docker.py.
 """
 
@@ -11,8 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from bot import doctor_isolation
 from bot.doctor_isolation import check_network, check_workspaces
 from bot.settings import load_settings
+from container.workspace_access import hand_over
+from tests.rooms.git_helpers import make_repo
 
 
 @pytest.mark.parametrize(
@@ -61,3 +65,26 @@ def test_a_workspace_the_container_user_cannot_write(tmp_path: Path) -> None:
     assert lines["workspace console"] == (True, f"ok ({mine}, writable by 1000:1000)")
     ok, text = lines["workspace team"]
     assert not ok and f"run `chown -R 1000:1000 {roots}`" in text
+
+
+def test_a_git_checkout_is_judged_by_who_makes_its_worktrees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Root's checkout, not writable by uid 1000: no matter, the tasks work in worktrees.
+    repo = make_repo(tmp_path / "checkout")
+    settings = load_settings(env_file=None, console={"workspace": str(repo)})
+    [(_, ok, text)] = check_workspaces(settings)
+    assert ok and "made by root, which hands each one to the containers' user 1000:1000" in text
+    monkeypatch.setattr(doctor_isolation.os, "geteuid", lambda: 1000)
+    [(_, ok, text)] = check_workspaces(settings)
+    assert ok and "the containers' user" in text
+    # Another user: the worktrees it makes are not the containers' user's; the backend says
+    # the same at the owner's turn (container/workspace_access.py).
+    monkeypatch.setattr(doctor_isolation.os, "geteuid", lambda: 1234)
+    [(_, ok, text)] = check_workspaces(settings)
+    assert not ok and "run the bot as uid 1000, or as root" in text
+    tree = tmp_path / "worktree"
+    tree.mkdir()
+    said = hand_over(str(tree), "1000:1000")
+    assert said is not None and "run the bot as uid 1000, or as root" in said
+    assert os.stat(tree).st_uid == 0  # nothing was chowned

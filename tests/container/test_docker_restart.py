@@ -5,7 +5,6 @@ touches another instance's containers, and nothing leaks (listed by label at the
 from __future__ import annotations
 
 import asyncio
-import os
 import uuid
 from typing import Any
 
@@ -92,24 +91,6 @@ async def test_close_removes_every_container_it_made(
     assert len(backend.pool.listed()) == 4
     assert await backend.close() == 4
     assert backend.pool.listed() == []
-
-
-async def test_a_workspace_change_recreates_the_container(
-    make_backend: MakeBackend, tmp_path: Any
-) -> None:
-    backend = make_backend()
-    first, second = tmp_path / "one", tmp_path / "two"
-    for ws in (first, second):
-        ws.mkdir()
-        (ws / "name.txt").write_text(ws.name)
-        os.chown(ws, 1000, 1000)  # the owner's container user must be able to write it
-    seen = []
-    for ws in (first, second):
-        await collect(backend, spec("echo x", workspace=ws))
-        [container] = backend.pool.listed()
-        seen.append((container.id, container.exec_run(["cat", "/workspace/name.txt"]).output))
-    assert seen[0][0] != seen[1][0]
-    assert [out for _, out in seen] == [b"one", b"two"]
 
 
 def _placement(role: str) -> Any:

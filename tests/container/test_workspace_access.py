@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from container.workspace_access import parse_user, workspace_problem
+from container.workspace_access import hand_over, parse_user, workspace_problem
 from runners.protocol import SETUP
 from tests.container.conftest import MakeBackend, collect, spec
 
@@ -46,6 +46,20 @@ def test_paths_this_host_lacks_and_names_are_not_judged(tmp_path: Path) -> None:
     assert workspace_problem(str(tmp_path / "absent"), "1000:1000") is None
     assert parse_user("1000") == (1000, 1000) and parse_user("1000:5") == (1000, 5)
     assert parse_user("runner") is None and parse_user("1000:staff") is None
+
+
+def test_a_task_worktree_is_handed_over_without_following_links(tmp_path: Path) -> None:
+    tree, outside = tmp_path / "worktree", tmp_path / "outside.txt"
+    (tree / "src").mkdir(parents=True)
+    (tree / "src" / "a.py").write_text("a = 1\n")
+    outside.write_text("the host's\n")
+    (tree / "link").symlink_to(outside)
+    (tree / "dirlink").symlink_to(tmp_path)
+    assert os.geteuid() == 0  # the tests run as root, as a root deployment does
+    assert hand_over(str(tree), "1000:1000") is None
+    for path in (tree, tree / "src", tree / "src" / "a.py", tree / "link", tree / "dirlink"):
+        assert os.lstat(path).st_uid == 1000, path
+    assert outside.stat().st_uid == 0 and tmp_path.stat().st_uid == 0
 
 
 @pytest.mark.engine

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from pathlib import Path
 
@@ -50,6 +51,11 @@ async def test_two_tasks_of_one_group_each_work_in_their_own_worktree(tmp_path: 
         for call in kit.runner.calls:
             by_task.setdefault(call.spec.env["TRIBUNAL_TASK"], set()).add(call.spec.workspace or "")
             assert call.spec.request.read_only == (call.role != "owner")
+            # The git metadata container backends mount read-only: the repository's, and the
+            # task's own git dir in it (found from the repository's side).
+            common = os.path.realpath(repo / ".git")
+            assert call.spec.git_common_dir == common
+            assert os.path.dirname(call.spec.git_dir or "") == os.path.join(common, "worktrees")
         assert by_task == {"1": {str(first)}, "2": {str(second)}}
         assert first.parent == second.parent == tmp_path / "data" / "worktrees"
     # The user's checkout is untouched: no new files, a clean status, still on main.
