@@ -44,7 +44,6 @@ PromptRole = Literal[
     "debate-referee",
     "resolve-positions",
     "resolve-tests",
-    "resolve-executor",
 ]
 
 

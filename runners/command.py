@@ -233,7 +233,8 @@ async def run_turn(request: RunRequest, out: EventWriter) -> None:
         out.emit(error(SETUP, "the command runner was given no checks"))
         return
     if not os.path.isdir(request.cwd):
-        out.emit(error(SETUP, f"the checks' folder {request.cwd} does not exist"))
+        where = f"the checks' folder {request.cwd} does not exist"
+        out.emit(error(SETUP, f"{where}: is a workspace set for this group?"))
         return
     results: list[CheckResult] = []
     total = len(request.checks)
