@@ -5,7 +5,8 @@ Implements the rooms `Runner` port structurally. Per turn:
    a global slot (`concurrency`, default 5);
 2. the container for (group, role) is found or created (container/docker_pool.py: the owner's
    mounts the workspace read-write, every other role's read-only);
-3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude or codex), with
+3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude, codex, or the
+   engine's `command` runner of resolve's tests, whose `executor` container is read-only), with
    the run's environment on the exec only: a change of model or key needs no new container;
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 
