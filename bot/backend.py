@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from bot.engine_owned import OwnedEngineError, start_owned_engine, wants_owned_engine
+from bot.hardening import become_undumpable
 from bot.proxy import container_endpoint, running_proxy
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
@@ -289,6 +290,10 @@ async def running_backend(
                 choice = await asyncio.to_thread(choose_backend, settings)
         announce(choice, warn)
         if choice.kind == "local":
+            # The agents run as this user: keep them out of this process's /proc entries (the
+            # runners' pipes, the environment), bot/hardening.py. For good: the process is
+            # the bot, and its turns run locally from now on.
+            become_undumpable()
             yield make_backend(settings, choice), choice
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))

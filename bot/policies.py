@@ -7,7 +7,7 @@ A room belongs to the group whose platform and channel it lives in; the console 
 from __future__ import annotations
 
 from bot.settings import Settings
-from bot.settings_sections import CONSOLE_GROUP, GroupBase
+from bot.settings_sections import CONSOLE_GROUP, AgentSettings, GroupBase
 from rooms.model import AgentConfig, GroupPolicy, RoomRef
 
 
@@ -20,6 +20,7 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         owner=AgentConfig(agent=group.owner.agent, model=group.owner.model),
         reviewer=AgentConfig(agent=group.reviewer.agent, model=group.reviewer.model),
         arbiter=AgentConfig(agent=group.arbiter.agent, model=group.arbiter.model),
+        deliberation=_agent(group.deliberation),
         approvers=frozenset(group.approvers),
         thresholds=group.thresholds.to_thresholds(),
         prompt_overrides={role: str(path.resolve()) for role, path in group.prompts.items()},
@@ -39,6 +40,11 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         debate=group.debate,
         resolve=group.resolve,
     )
+
+
+def _agent(role: AgentSettings | None) -> AgentConfig | None:
+    """None stays None: the engine then uses the arbiter's (rooms.model.GroupPolicy.agent_for)."""
+    return None if role is None else AgentConfig(agent=role.agent, model=role.model)
 
 
 class SettingsPolicies:

@@ -115,6 +115,9 @@ class GroupBase(_Section):
     owner: AgentSettings = AgentSettings()
     reviewer: AgentSettings = AgentSettings()
     arbiter: ArbiterSettings = ArbiterSettings()
+    # The deliberation protocols' actors (experts, researchers, advocates, referee, resolve's
+    # positions and test designer…); unset: the arbiter's agent and model, as before it existed.
+    deliberation: AgentSettings | None = None
     workspace: Path | None = None
     approvers: list[str] = Field(default_factory=list)
     thresholds: ThresholdSettings = ThresholdSettings()
@@ -183,7 +186,8 @@ class GroupBase(_Section):
         return value
 
     def agents_in_use(self) -> set[str]:
-        return {self.owner.agent, self.reviewer.agent, self.arbiter.agent}
+        roles = [self.owner, self.reviewer, self.arbiter, self.deliberation or self.arbiter]
+        return {role.agent for role in roles}
 
 
 class GroupSettings(GroupBase):

@@ -16,7 +16,8 @@ container/supervision.py):
   from the backend. Events after the runner's terminal event are still passed on, except a
   second terminal event: the same one again is dropped (logged), a different one is a
   `protocol` error after the answer, which fails the turn (someone else wrote into the pipe; the
-  runner itself is not dumpable, runners/_io.py). A failure after the answer (garbage, timeout,
+  runner itself is not dumpable, runners/_io.py, and nor is the bot that runs turns on this
+  backend, bot/hardening.py). A failure after the answer (garbage, timeout,
   exit status) is logged only, because the turn's answer is already in.
 - Blank stdout lines are ignored. Any other line that is not a RunEvent is a broken runner:
   error `protocol` and kill (runners keep stdout for the protocol alone; see runners/_io.py).

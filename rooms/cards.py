@@ -36,8 +36,14 @@ def ruling_card(ruling: Ruling, record_path: str | None) -> Card:
 
 
 def escalation_card(
-    task_id: int, question: str, reason: str, options: Sequence[str], who_answers: str
+    task_id: int,
+    question: str,
+    reason: str,
+    options: Sequence[str],
+    what_answers_do: str,
+    who_answers: str,
 ) -> Card:
+    """`what_answers_do`: the protocol's words for its answers (rooms.escalations.wording)."""
     sections = [("Question", question)]
     if reason:
         sections.append(("Why", reason))
@@ -47,7 +53,7 @@ def escalation_card(
         kind="escalation",
         title=f"❓ Task #{task_id} needs a decision",
         sections=tuple(sections),
-        footer=f"Approve lets the owner continue, Reject closes the task. {who_answers}",
+        footer=f"{what_answers_do} {who_answers}".strip(),
     )
 
 

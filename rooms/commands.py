@@ -23,12 +23,12 @@ from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from rooms.protocol import Protocol
+from rooms.protocols import COMMANDS as COMMANDS  # defined beside the registry, which refuses them
 from rooms.protocols import DEFAULT, by_command, protocol_for
 from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.status import status_text
 from rooms.summons import acknowledgement, not_summonable
 
-COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
 
@@ -132,6 +132,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             task,
             escalation,
             room,
+            table=protocol_for(task.protocol).table,
             user=user,
             kind=kind,
             text=rest,
@@ -158,6 +159,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             task,
             escalation,
             room,
+            table=protocol_for(task.protocol).table,
             user=user,
             kind="answer",
             text=rest,
@@ -324,7 +326,14 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         return await _reply(ctx, inbound, policy, stale_reply(value), private=True)
     kind: Answer = "approve" if inbound.action == "approve" else "reject"
     applied = await answer(
-        ctx, task, escalation, inbound.room, user=user, kind=kind, event_id=inbound.event_id or None
+        ctx,
+        task,
+        escalation,
+        inbound.room,
+        table=protocol_for(task.protocol).table,
+        user=user,
+        kind=kind,
+        event_id=inbound.event_id or None,
     )
     if applied is not None and kind == "approve":
         ctx.spawn(task.id)

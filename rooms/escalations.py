@@ -2,20 +2,23 @@
 
 An escalation is announced with Approve/Reject buttons whose value is its id. Only approvers
 decide: a group with no approvers configured has nobody who may decide, and says so (its people
-can still `stop` the task); text in the room can never make someone an approver. Approve, or a
-written answer, sends the task back to the owner with the answer in its next prompt; Reject
-closes it. A click on an escalation that is no longer open, or whose task has moved on, is stale
-and changes nothing. Every reply goes through the outbox.
+can still `stop` the task); text in the room can never make someone an approver. What each
+answer does is the protocol's (its table's moves from `waiting_human`), and the room is told in
+those words (`Wording`): in the pair, Approve or a written answer sends the task back to the owner
+with the answer in its next prompt and Reject closes it; in arena, debate and resolve every answer
+closes the task, and nothing runs after it. A click on an escalation that is no longer open, or
+whose task has moved on, is stale and changes nothing. Every reply goes through the outbox.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from rooms.cards import decided_card, escalation_card
 from rooms.context import Ctx
 from rooms.decisions import complete_records
-from rooms.machine import ANSWER, APPROVE, REJECT
+from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, WAITING_HUMAN, StateTable
 from rooms.model import Action, GroupPolicy, RoomRef, Task
 from rooms.records import (
     AnswerDraft,
@@ -29,19 +32,97 @@ from rooms.records import (
 Answer = Literal["approve", "reject", "answer"]
 
 
+@dataclass(frozen=True)
+class Wording:
+    """What Approve, Reject and a written answer do to a task waiting for a person, in the words
+    the escalation's text, its card and the reply to an answer use. Read from the protocol's
+    table by `wording`, so the room is told what the move does: a protocol with no owner is never
+    told "the owner continues"."""
+
+    instruction: str  # under the question: "Approve to …, Reject to …, or reply here …"
+    footer: str  # the card's: "Approve lets …, Reject closes …"
+    replies: dict[str, str]  # answer kind → the reply, with {user} and {task} to fill
+
+    def reply(self, kind: str, user: str, task_id: int) -> str:
+        template = self.replies.get(kind, "{user} answered task #{task}.")
+        return template.format(user=user, task=task_id)  # only our templates are formatted
+
+
+def wording(table: StateTable) -> Wording:
+    """The words for `table`'s moves from `waiting_human`: to an open status, its actor goes on
+    ("the owner continues"); to `closed`, the task ends here. A move the table lacks is not
+    offered in words (the store would refuse it)."""
+    moves = table.transitions.get(WAITING_HUMAN, {})
+
+    def goes_on(event: str) -> str | None:
+        """The actor the event hands the task to; "" when it closes the task; None: no move."""
+        target = moves.get(event)
+        if target is None:
+            return None
+        return "" if target == CLOSED else (table.actors.get(target) or "task")
+
+    approve, reject, answer = goes_on(APPROVE), goes_on(REJECT), goes_on(ANSWER)
+    to_do: list[str] = []  # "Approve to …"
+    does: list[str] = []  # "Approve lets …"
+    replies: dict[str, str] = {}
+    if approve:
+        to_do.append(f"Approve to let the {approve} continue")
+        does.append(f"Approve lets the {approve} continue")
+        replies["approve"] = f"{{user}} approved; the {approve} continues with task #{{task}}."
+    elif approve == "":
+        to_do.append("Approve to accept the outcome as it stands and close the task")
+        does.append("Approve accepts the outcome as it stands and closes the task")
+        replies["approve"] = "Task #{task} closed: {user} approved."
+    if reject:
+        to_do.append(f"Reject to send the task back to the {reject}")
+        does.append(f"Reject sends it back to the {reject}")
+        replies["reject"] = f"{{user}} rejected; the {reject} continues with task #{{task}}."
+    elif reject == "":
+        closes_too = approve == ""  # then Reject differs from Approve only in what is recorded
+        to_do.append(f"Reject to {'turn it down and ' if closes_too else ''}close the task")
+        does.append(
+            "Reject turns it down and closes it" if closes_too else "Reject closes the task"
+        )
+        replies["reject"] = "Task #{task} closed: {user} rejected the escalation."
+    if answer:
+        to_do.append("reply here with an answer")
+        replies["answer"] = f"{{user}} answered; the {answer} continues with task #{{task}}."
+    elif answer == "":
+        to_do.append("reply here with an answer, which is kept on the task and closes it too")
+        does.append("an answer is kept on the task and closes it too")
+        replies["answer"] = "Task #{task} closed: {user} answered (the answer is kept on the task)."
+    ends = all(goes_on(e) in ("", None) for e in (APPROVE, REJECT, ANSWER))
+    after = f" Nothing more runs in this {table.protocol}." if ends else ""
+    return Wording(
+        instruction=_listed(to_do) + "." + after if to_do else after.strip(),
+        footer=", ".join(does) + "." + after if does else after.strip(),
+        replies=replies,
+    )
+
+
+def _listed(parts: list[str]) -> str:
+    """The parts as "A, B, or C": the last one offered with "or"."""
+    if len(parts) < 2:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + ", or " + parts[-1]
+
+
 def ask(
     task: Task,
     room: RoomRef,
     policy: GroupPolicy,
     *,
+    table: StateTable,
     kind: str,
     question: str,
     reason: str,
     options: tuple[str, ...] = (),
     show_reason: bool = True,
 ) -> EscalationDraft:
-    """`show_reason=False`: the reason is stored, not posted again (it was just posted, as
-    the arbiter's ruling is)."""
+    """`table`: the task's protocol's, which says what each answer does (`wording`).
+    `show_reason=False`: the reason is stored, not posted again (it was just posted, as the
+    arbiter's ruling is)."""
+    words = wording(table)
 
     def post(escalation_id: int) -> OutboxDraft:
         lines = [f"❓ Task #{task.id} needs a decision: {question}"]
@@ -50,16 +131,13 @@ def ask(
         if options:
             lines.append("Options:")
             lines += [f"{n}. {option}" for n, option in enumerate(options, 1)]
-        lines.append(
-            "Approve to let the owner continue, Reject to close the task, or reply here with "
-            f"an answer. {_who(policy)}"
-        )
+        lines.append(f"{words.instruction} {_who(policy)}")
         value = str(escalation_id)
         return OutboxDraft(
             key=card_key(escalation_id),
             room=room,
             text="\n".join(lines),
-            card=escalation_card(task.id, question, reason, options, _who(policy)),
+            card=escalation_card(task.id, question, reason, options, words.footer, _who(policy)),
             actions=(
                 Action("approve", "Approve", value, "primary"),
                 Action("reject", "Reject", value, "danger"),
@@ -98,22 +176,23 @@ async def answer(
     escalation: Escalation,
     room: RoomRef,
     *,
+    table: StateTable,
     user: str,
     kind: Answer,
     text: str = "",
     event_id: str | None = None,
 ) -> Task | None:
-    """Apply an approver's answer; None when it lost a race (the caller re-reads and retries)."""
+    """Apply an approver's answer; None when it lost a race (the caller re-reads and retries).
+    `table`: the task's protocol's, whose words the reply uses."""
+    words = wording(table)
     comment = f" ({text})" if text and kind != "answer" else ""
     if kind == "reject":
         event, said = REJECT, f"rejected: {escalation.question}{comment}"
-        reply = f"Task #{task.id} closed: {user} rejected the escalation."
     elif kind == "approve":
         event, said = APPROVE, f"approved: {escalation.question}{comment}"
-        reply = f"{user} approved; the owner continues with task #{task.id}."
     else:
         event, said = ANSWER, text
-        reply = f"{user} answered; the owner continues with task #{task.id}."
+    reply = words.reply(kind, user, task.id)
     applied = await ctx.store.apply(
         Change(
             task.id,

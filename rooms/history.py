@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rooms.judge.detectors import Step, bounded
-from rooms.judge.markers import ARBITER, HUMAN, OWNER
+from rooms.judge.markers import ARBITER, HUMAN, OWNER, ROLES
 from rooms.model import Turn
 from rooms.records import FiringRow, Message, VerdictRow
 
@@ -39,6 +39,8 @@ class History:
                 ((m.before_seq, 0, m.id), Step("human", HUMAN, bounded(m.text), None, at=m.at))
             )
         for t in self.done:
+            if t.role not in ROLES:
+                continue  # e.g. the runs of tests an arbiter asked for: not the pair's rounds
             if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None

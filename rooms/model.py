@@ -151,6 +151,10 @@ class GroupPolicy:
     owner: AgentConfig = AgentConfig()
     reviewer: AgentConfig = AgentConfig()
     arbiter: AgentConfig = AgentConfig()
+    # The deliberation protocols' actors (arena's moderator, researchers, experts and
+    # synthesizer; debate's sides and referee; resolve's positions, test designer and executor,
+    # also when the arbiter asks for a resolve). None: the arbiter's agent and model.
+    deliberation: AgentConfig | None = None
     approvers: frozenset[str] = frozenset()
     thresholds: Thresholds = Thresholds()
     prompt_overrides: dict[str, str] = field(default_factory=dict)  # role -> file path
@@ -181,8 +185,9 @@ class GroupPolicy:
         return f"{self.address} {what}"
 
     def agent_for(self, role: str) -> AgentConfig:
+        """The pair's three roles by name; every other role is a deliberation actor's."""
         by_role = {OWNER: self.owner, REVIEWER: self.reviewer, ARBITER: self.arbiter}
-        return by_role.get(role, self.arbiter)
+        return by_role.get(role, self.deliberation or self.arbiter)
 
 
 class Record(BaseModel):
@@ -252,6 +257,9 @@ class Ruling(Record):
     dissent: str = ""
     # Why the ruling goes against a unanimous panel of reference opinions (rooms/references).
     override_reason: str = ""
+    # Before ruling: a question about what the code does, to be settled by tests run in the
+    # workspace (the pair's resolving phase, rooms/pair/resolving.py); "" when none is asked.
+    resolve: str = ""
     readable: bool = True  # False when the arbiter output could not be read
 
 

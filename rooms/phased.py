@@ -123,7 +123,7 @@ class PhasedProtocol(Generic[S]):
             done, state, pending = (), m.start(step.task, policy), []
         for turn in finished[len(done) :]:
             pending.append(reply_of(turn))
-            if _complete(m.plan(state, policy), pending):
+            if all_answered(m.plan(state, policy), pending):
                 state, _, _ = m.advance(state, pending, policy, turn.ended_at or turn.started_at)
                 pending = []
         self._replays[key] = (ids, state, tuple(pending))
@@ -180,23 +180,24 @@ class PhasedProtocol(Generic[S]):
                 task,
                 step.room,
                 step.policy,
+                table=self.table,
                 kind="failure",
                 question=f"The {self.name} cannot go on from its {task.status} phase. Close it?",
                 reason=f"no run is due in the {task.status} phase",
             )
             return decided(self.table, task, change)
         pending = [*replayed.pending, reply_of_run(turn.role, run)]
-        if _complete(asks, pending):
+        if all_answered(asks, pending):
             state, posts, conclusion = m.advance(replayed.state, pending, policy, step.now)
             change.outbox += [_post(step, turn, p, i) for i, p in enumerate(posts)]
             if conclusion is not None:
-                await _conclude(step, turn, change, conclusion)
+                await _conclude(step, turn, change, conclusion, self.table)
                 return decided(self.table, task, change)
             if m.phase(state) != task.status:
                 change.event = m.phase(state)
         over = _ceiling(
             step.limits,
-            turns=task.turns,
+            turns=len(step.history.turns),  # this turn included, as the pair counts
             tokens=task.tokens + run.usage.tokens,
             cost_usd=task.cost_usd + run.usage.cost_usd,
             elapsed=step.now - task.created_at,
@@ -207,6 +208,7 @@ class PhasedProtocol(Generic[S]):
                 task,
                 step.room,
                 step.policy,
+                table=self.table,
                 kind="ceiling",
                 question=f"The {self.name} reached a ceiling: {over.reason}. It stops here; "
                 "its turns so far are kept. Approve or answer to close it.",
@@ -255,7 +257,9 @@ def _checks_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
     return spec.model_copy(update={"agent": "command", "request": request, "hard_timeout_s": hard})
 
 
-async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> None:
+async def _conclude(
+    step: Step, turn: Turn, change: Change, c: Conclusion, table: StateTable
+) -> None:
     record_path = _write_record(step, c)
     for i, (path, content) in enumerate(c.files.items()):
         saved = _write_file(step.policy.workspace, path, content)
@@ -283,6 +287,7 @@ async def _conclude(step: Step, turn: Turn, change: Change, c: Conclusion) -> No
             step.task,
             step.room,
             step.policy,
+            table=table,
             kind=step.task.protocol,
             question=c.question,
             reason=c.summary.splitlines()[0],
@@ -344,7 +349,8 @@ def _post(step: Step, turn: Turn, p: Post, i: int) -> OutboxDraft:
     return post(step.room, turn, p.text, key=f"post:{i}", persona=p.persona)
 
 
-def _complete(asks: list[Ask], replies: list[Reply]) -> bool:
+def all_answered(asks: list[Ask], replies: list[Reply]) -> bool:
+    """Whether every run a phase asked for has answered (its replies can advance it)."""
     got = {r.key for r in replies}
     return bool(asks) and all(a.key in got for a in asks)
 

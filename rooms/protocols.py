@@ -8,6 +8,8 @@ tests, by the test itself.
 
 from __future__ import annotations
 
+import re
+
 from rooms.arena.protocol import ARENA
 from rooms.debate.protocol import DEBATE
 from rooms.machine import StateTable
@@ -17,8 +19,19 @@ from rooms.resolve.protocol import RESOLVE
 
 DEFAULT = PAIR.name
 
-# The deliberation protocols (DESIGN §9) are built in too, each opened by its command word.
-_REGISTRY: dict[str, Protocol] = {p.name: p for p in (PAIR, DEBATE, RESOLVE, ARENA)}
+# The words after the mention that Tribunal answers itself (rooms.commands reads them first).
+# They are defined here, beside the registry, because a protocol opened by one of them would be
+# shadowed (`@tribunal status …` never opens a task) or, in the console, would shadow the
+# command: registering such a protocol is refused.
+COMMANDS = ("stop", "status", "approve", "reject", "arbitrate", "help")
+# Also taken: the console room's own `/quit` (bot/console/room.py), which it checks after the
+# protocols' words; a test there holds every console command to this list.
+RESERVED = (*COMMANDS, "quit")
+# What rooms.commands.parse can produce from the first word: lower case, no leading "/" and no
+# trailing punctuation. A command word of any other form could never be typed.
+_WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+_REGISTRY: dict[str, Protocol] = {}
 
 
 class UnknownProtocol(LookupError):
@@ -31,12 +44,28 @@ def register(protocol: Protocol) -> Protocol:
     if current is not None and current is not protocol:
         raise ValueError(f"another protocol is already registered as {protocol.name!r}")
     word = protocol.command
+    if word is not None and word in RESERVED:
+        raise ValueError(
+            f"protocol {protocol.name!r} cannot open with {word!r}: it is a built-in command "
+            f"(taken: {', '.join(RESERVED)})"
+        )
+    if word is not None and not _WORD.fullmatch(word):
+        raise ValueError(
+            f"protocol {protocol.name!r}: the command word {word!r} could never be typed; use "
+            "1 to 32 lower-case letters, digits, '_' or '-', starting with a letter"
+        )
     if word is not None and any(
         p.command == word and p is not protocol for p in _REGISTRY.values()
     ):
         raise ValueError(f"another protocol already opens with {word!r}")
     _REGISTRY[protocol.name] = protocol
     return protocol
+
+
+# The deliberation protocols (DESIGN §9) are built in too, each opened by its command word; they
+# pass the same checks as any other.
+for _builtin in (PAIR, DEBATE, RESOLVE, ARENA):
+    register(_builtin)
 
 
 def unregister(name: str) -> None:

@@ -19,7 +19,7 @@ from bot.discord.factory import registered_channels
 from bot.settings import Settings
 
 if TYPE_CHECKING:
-    from bot.doctor import Check
+    from bot.doctor.check import Check
 
 # What the bot needs in a registered channel, by discord.Permissions attribute, as the
 # developer portal names it.
@@ -43,7 +43,7 @@ def discord_checks(settings: Settings) -> list[Check]:
 
 
 async def discord_checks_async(settings: Settings) -> list[Check]:
-    from bot.doctor import Check
+    from bot.doctor.check import Check
 
     assert settings.discord_bot_token is not None
     token = settings.discord_bot_token.get_secret_value()
@@ -96,7 +96,7 @@ async def discord_checks_async(settings: Settings) -> list[Check]:
 
 
 async def _channel_check(http: Any, channel_id: str, bot_id: str) -> Check:
-    from bot.doctor import Check
+    from bot.doctor.check import Check
 
     name = f"discord channel {channel_id}"
     try:

@@ -45,6 +45,11 @@ RULING_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "why you rule against a unanimous set of reference opinions, if you do",
         },
+        "resolve": {
+            "type": "string",
+            "description": "to settle a dispute about what the code does by tests before you "
+            "rule: the question the tests must answer; empty otherwise",
+        },
     },
     # Strict structured-output APIs want every property required and nothing else allowed;
     # fields that do not apply to the verdict are sent empty.
@@ -58,6 +63,7 @@ RULING_SCHEMA: dict[str, Any] = {
         "references_cited",
         "dissent",
         "override_reason",
+        "resolve",
     ],
     "additionalProperties": False,
 }
@@ -126,6 +132,7 @@ class _Structured(BaseModel):
     references_cited: list[str] = []
     dissent: str = ""
     override_reason: str = ""
+    resolve: str = ""
 
     @field_validator("verdict", mode="before")
     @classmethod
@@ -222,6 +229,7 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
         references_cited=_clean(s.references_cited),
         dissent=s.dissent.strip(),
         override_reason=s.override_reason.strip(),
+        resolve=" ".join(s.resolve.split()),
     )
 
 

@@ -6,7 +6,7 @@ references read the same context without the opinions section."""
 
 from __future__ import annotations
 
-from rooms.pair import fairness
+from rooms.pair import fairness, resolving
 from rooms.pair.prompting import build_prompt
 from rooms.protocol import Step
 from rooms.references.arbitration import PanelUse, panel_for
@@ -38,7 +38,8 @@ async def current_panel(step: Step, turn_id: int, reason: str) -> PanelUse:
 def _prompt(step: Step, reason: str, seed: int, *, references: str = "") -> str:
     seats = fairness.seating(step.history, seed)
     # A ruling sent back is named by the prompt itself (rooms/judge/sendback.resend_prompt).
-    extra = [fairness.positions(step.history, seats), references]
+    tests = resolving.section(step.history, step.policy.resolve)
+    extra = [fairness.positions(step.history, seats), tests, references]
     return build_prompt(
         step.task,
         step.task.status,

@@ -19,14 +19,16 @@ from dataclasses import replace
 from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
+from rooms.judge.markers import ROLES
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.machine import SUMMONED
 from rooms.model import GroupPolicy, Ruling, Task, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
 from rooms.pair.review import Review, review
-from rooms.pair.states import SENT_BACK
+from rooms.pair.states import SENT_BACK, TABLE
 from rooms.protocol import Step
 from rooms.records import Change, FiringDraft, VerdictDraft
 from rooms.summons import firing as summon_firing
@@ -39,6 +41,11 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     now, owner, data_dir = step.now, step.owner, step.data_dir
     parsed = parse_ruling(run.output, run.structured)
+    # A request for tests comes before the ruling's own checks: its verdict is provisional,
+    # not applied, so what it lacks does not matter yet.
+    not_taken = resolving.wanted(step, parsed)
+    if not_taken == "":
+        return resolving.ask_for_tests(step, turn, run, parsed)
     earlier = earlier_send_back(history.turns, turn.seq)
     checked = check_answer(parsed, run.output, sent_back_before=earlier)
     if checked.ruling is None:
@@ -54,10 +61,13 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     if reviewed.ruling is None:
         return _not_yet(step, turn, run, ruling, reviewed)
     ruling = reviewed.ruling
+    extra = [*resolving.record_lines(history, policy.resolve), *reviewed.record]
     record_path, record_error = await _write_record(
-        task, turn, ruling, reason, history, policy, data_dir, reviewed.record
+        task, turn, ruling, reason, history, policy, data_dir, extra
     )
     text = "\n".join([render(ruling, record_path, record_error), *reviewed.room])
+    if not_taken:
+        text += f"\n(It also asked for tests; not taken: {not_taken}.)"
     card = ruling_card(ruling, record_path)
     card = replace(card, sections=card.sections + tuple(reviewed.card))
     change = Change(
@@ -84,6 +94,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             task,
             room,
             policy,
+            table=TABLE,
             kind="ruling",
             question=ruling.question or "the arbiter asks the people here to decide.",
             reason=ruling.reasons or reason,
@@ -171,7 +182,7 @@ async def _write_record(
         return None, None
     quoted = [
         f"{t.role} (turn {t.seq}): {t.output}"
-        for t in history.done[-policy.recent_turns :]
+        for t in [t for t in history.done if t.role in ROLES][-policy.recent_turns :]
         if policy.recent_turns > 0
     ]
     models = {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rooms.escalations import ask
 from rooms.model import Turn
 from rooms.outputs import post, turn_end
-from rooms.pair.states import CEILING, FAILED, FINALIZE
+from rooms.pair.states import CEILING, FAILED, FINALIZE, TABLE
 from rooms.protocol import Step
 from rooms.records import Change
 from rooms.turns import RunOutcome
@@ -35,6 +35,7 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
             task,
             room,
             policy,
+            table=TABLE,
             kind="ceiling",
             question="the task's budget is spent. Continue with another budget of the same size?",
             reason=what,
@@ -46,6 +47,7 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
             task,
             room,
             policy,
+            table=TABLE,
             kind="failure",
             question=f"the {turn.role}'s run failed twice in a row. Retry or close?",
             reason=what,

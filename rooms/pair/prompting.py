@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rooms.history import History
-from rooms.judge.markers import ARBITER, OWNER, OWNER_MARKERS, REVIEWER, REVIEWER_MARKERS, VERDICTS
+from rooms.judge.markers import (
+    ARBITER,
+    OWNER,
+    OWNER_MARKERS,
+    REVIEWER,
+    REVIEWER_MARKERS,
+    ROLES,
+    VERDICTS,
+)
 from rooms.judge.sendback import earlier_send_back, resend_prompt
 from rooms.model import GroupPolicy, Ruling, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
@@ -209,7 +217,8 @@ def _recent_turns(
     since: int | None = None,
     budget: int = 4000,
 ) -> list[str]:
-    turns = [t for t in history.done if since is None or t.seq > since]
+    # The pair's own turns: the runs of tests an arbiter asked for reach it as their result.
+    turns = [t for t in history.done if t.role in ROLES and (since is None or t.seq > since)]
     recent = turns[-count:] if count > 0 else []
     if not recent:
         return []

@@ -13,7 +13,7 @@ from rooms.judge.markers import ARBITER, OWNER, REVIEWER
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.machine import StateTable
 from rooms.model import GroupPolicy, Turn
-from rooms.pair import states
+from rooms.pair import resolving, states
 from rooms.pair.arbiter_prompt import arbiter_prompt
 from rooms.pair.arbitration import after_arbiter_turn
 from rooms.pair.outcomes import failure_change
@@ -43,6 +43,8 @@ class PairProtocol:
         return states.LABELS.get(status, status)
 
     async def begin(self, step: Step) -> TurnStart:
+        if step.task.status == states.RESOLVING:
+            return resolving.begin(step)
         role = self.table.actor(step.task.status)
         assert role is not None  # the driver begins turns only where someone acts
         tree_before = (
@@ -56,6 +58,8 @@ class PairProtocol:
 
     async def spec(self, step: Step, turn: Turn) -> RunSpec:
         task, policy, history = step.task, step.policy, step.history
+        if task.status == states.RESOLVING:
+            return resolving.spec(step, turn)
         cause = history.last_acted_firing()
         reason = cause.firing.reason if cause else ""
         if turn.role == ARBITER:  # fair input and reference opinions
@@ -85,7 +89,9 @@ class PairProtocol:
         )
 
     async def decide(self, step: Step, turn: Turn, run: RunOutcome) -> Change:
-        if run.failed:
+        if step.task.status == states.RESOLVING:  # the resolve retries its own failed runs
+            change = resolving.decide(step, turn, run)
+        elif run.failed:
             change = failure_change(step, turn, run)
         elif step.task.status == states.ARBITRATION:
             change = await after_arbiter_turn(step, turn, run)

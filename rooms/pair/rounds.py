@@ -29,7 +29,7 @@ from rooms.judge.markers import (
 )
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
-from rooms.pair.states import CEILING, CHANGED, DEADLOCK, WRAPPED_UP
+from rooms.pair.states import CEILING, CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.protocol import Step
@@ -86,6 +86,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             task,
             room,
             policy,
+            table=TABLE,
             kind="ceiling",
             question="the task reached a ceiling. Continue with another budget of the same size?",
             reason=firing.reason,
@@ -203,6 +204,7 @@ def _escalation_instead(
                     task,
                     room,
                     policy,
+                    table=TABLE,
                     kind="repeat",
                     question=(
                         f"the arbiter ruled PROCEED on this before (turn {v.turn_seq}), and the "
@@ -215,6 +217,7 @@ def _escalation_instead(
             task,
             room,
             policy,
+            table=TABLE,
             kind="arbitration_cap",
             question=(
                 f"the pair is stuck again and the {t.max_arbitrations} arbitrations allowed "

@@ -38,13 +38,16 @@ OWNER_TURN: Final = "owner_turn"
 REVIEW_TURN: Final = "review_turn"
 ARBITRATION: Final = "arbitration"
 FINALIZE: Final = "finalize"
-STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, WAITING_HUMAN, FINALIZE, CLOSED)
+RESOLVING: Final = "resolving"  # the arbiter asked for tests before ruling (pair/resolving.py)
+STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, RESOLVING, WAITING_HUMAN, FINALIZE, CLOSED)
 
 # Events: the marker (rooms.judge.markers) or verdict (rooms.model.VERDICTS) a turn produced, or
 # what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
-#   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again)
+#   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again),
+#              resolve (it asks for tests before ruling)
+#   resolving: resolved (the tests' result is in: the arbiter rules with it)
 #   human:     answer, approve, reject, stop, summoned (rooms.machine; `arbitrate`),
 #              summon_capped (`arbitrate` past the cap of arbitrations: the people decide)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
@@ -57,6 +60,8 @@ WRAPPED_UP: Final = "closed"
 CHANGED: Final = "changed"
 SENT_BACK: Final = "sent_back"
 SUMMON_CAPPED: Final = "summon_capped"
+RESOLVE: Final = "resolve"
+RESOLVED: Final = "resolved"
 
 TRANSITIONS: dict[str, dict[str, str]] = {
     OWNER_TURN: {
@@ -88,8 +93,14 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         RESET: OWNER_TURN,
         ESCALATE: WAITING_HUMAN,
         SENT_BACK: ARBITRATION,
+        RESOLVE: RESOLVING,
         CEILING: WAITING_HUMAN,
         FAILED: WAITING_HUMAN,
+        STOP: CLOSED,
+    },
+    RESOLVING: {
+        RESOLVED: ARBITRATION,
+        CEILING: WAITING_HUMAN,
         STOP: CLOSED,
     },
     WAITING_HUMAN: {
@@ -115,6 +126,7 @@ ACTOR: dict[str, str | None] = {
     OWNER_TURN: OWNER,
     REVIEW_TURN: REVIEWER,
     ARBITRATION: ARBITER,
+    RESOLVING: "resolve",  # each run's role is the resolve actor's (pair/resolving.py)
     WAITING_HUMAN: None,
     FINALIZE: OWNER,
     CLOSED: None,
@@ -125,6 +137,7 @@ LABELS: dict[str, str] = {
     OWNER_TURN: "the owner's turn",
     REVIEW_TURN: "the reviewer's turn",
     ARBITRATION: "with the arbiter",
+    RESOLVING: "running the tests the arbiter asked for",
     WAITING_HUMAN: "waiting for a person",
     FINALIZE: "approved; the owner is wrapping up",
     CLOSED: "closed",

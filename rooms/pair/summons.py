@@ -31,6 +31,7 @@ def summon_change(step: Step) -> Change:
             task,
             room,
             policy,
+            table=states.TABLE,
             kind="arbitration_cap",
             question=(
                 f"{task.summon.by} called the arbiter, but the {limit} arbitrations allowed "

@@ -18,6 +18,7 @@ from rooms.escalations import ask
 from rooms.history import History
 from rooms.judge.detectors import check
 from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.pair.states import TABLE
 from rooms.records import EscalationDraft
 
 
@@ -72,6 +73,7 @@ def escalation_after_changed_wrapup(
             task,
             room,
             policy,
+            table=TABLE,
             kind="ceiling",
             question="the task reached a ceiling. Continue with another budget of the same size?",
             reason=firing.reason,
@@ -82,6 +84,7 @@ def escalation_after_changed_wrapup(
             task,
             room,
             policy,
+            table=TABLE,
             kind="wrapups",
             question=(
                 f"the owner changed the work in {count} wrap-ups after the reviewer approved it. "

@@ -25,6 +25,9 @@ class ResolveLimits:
     # `test_timeout_s`, and all of them together get at most `tests_total_s`.
     test_timeout_s: float = 120.0
     tests_total_s: float = 600.0
+    # How often in one pair's task the arbiter may ask for tests before ruling (0: never);
+    # at most once per arbitration either way (rooms/pair/resolving.py).
+    from_arbiter: int = 2
 
     def __post_init__(self) -> None:
         problems = []
@@ -32,6 +35,8 @@ class ResolveLimits:
             problems.append("max_talk_rounds must be at least 1")
         if not 2 <= self.min_positions <= self.max_positions:
             problems.append("min_positions must be at least 2 and at most max_positions")
+        if self.from_arbiter < 0:
+            problems.append("from_arbiter must be 0 or more")
         if self.max_tests < 1:
             problems.append("max_tests must be at least 1")
         if not MIN_TEST_S <= self.test_timeout_s <= MAX_CHECK_TIMEOUT_S:

@@ -7,10 +7,14 @@ test that wants a `podman` puts its own folder first on PATH."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from bot.hardening import PR_SET_DUMPABLE, dumpable
 
 _SETTING_PREFIXES = ("TRIBUNAL_", "SLACK_", "DISCORD_", "ANTHROPIC_", "OPENAI_")
 _SETTING_NAMES = ("DOCKER_HOST", "CODEX_BIN")
@@ -43,3 +47,13 @@ def clean_settings_env(
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("TRIBUNAL_CONSOLE__USER", "alice")
     return workdir
+
+
+@pytest.fixture(autouse=True)
+def dumpable_again() -> Iterator[None]:
+    """A test that runs the bot's start-up in this process (the local backend) makes pytest
+    non-dumpable (bot/hardening.py); later tests get the flag back as it was."""
+    before = dumpable()
+    yield
+    if before == 1 and dumpable() == 0:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)

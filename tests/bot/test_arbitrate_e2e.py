@@ -53,6 +53,7 @@ def _ruling(verdict: str, **fields: object) -> dict[str, object]:
         "references_cited": [],
         "dissent": "",
         "override_reason": "",
+        "resolve": "",
     }
     return {**base, **fields}
 

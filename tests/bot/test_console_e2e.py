@@ -68,6 +68,7 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
         "references_cited": [],
         "dissent": "Returning None is a valid convention in some codebases.",
         "override_reason": "",
+        "resolve": "",
     }
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as fake:
         # Rules are tried in the order added; the first with replies left answers.

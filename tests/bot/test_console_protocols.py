@@ -9,10 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from bot.console.room import ENGINE_COMMANDS, ConsoleRoom
 from bot.settings import Settings, load_settings
-from tests.bot.test_console import Pipe, run_console
+from rooms.protocols import RESERVED
+from tests.bot.test_console import Pipe, run_console, stored_tasks
 from tests.fakes.commands import command_backend
 from tests.fakes.runner import ScriptedRunner, say
+from tests.rooms.arena.test_engine import arena_runner, converging
+from tests.rooms.debate import scripts as debate
+from tests.rooms.debate.test_engine import script as debate_script
 from tests.rooms.resolve import scripts
 
 
@@ -67,3 +72,74 @@ async def test_the_bare_word_works_too_and_unknown_slash_words_stay_errors(
     )
     assert "unknown command /debatee" in out
     assert [c.role for c in runner.calls] == ["positions", "designer", "executor"]
+
+
+# -- what the people are told an answer does: every answer closes a deliberation -------------------
+
+OWNERLESS = (
+    "Approve to accept the outcome as it stands and close the task, Reject to turn it down and "
+    "close the task, or reply here with an answer, which is kept on the task and closes it too. "
+    "Nothing more runs in this {name}."
+)
+
+
+def asked_without_an_owner(out: str, name: str) -> None:
+    assert OWNERLESS.format(name=name) in " ".join(out.split())
+    assert "the owner" not in out  # (a persona may be a product-owner)
+
+
+async def test_a_resolve_without_a_winner_says_approve_closes_it(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    same = scripts.test("T1", A="PASS", B="PASS")
+    runner = ScriptedRunner(
+        {
+            "positions": [say(json.dumps(scripts.TWO))] * 2,
+            "designer": [
+                say(json.dumps(scripts.design(same, talk="state what B expects"))),
+                say(json.dumps(scripts.design(same))),
+            ],
+        }
+    )
+    out = await run_console(settings, runner, ["/resolve does parse() drop it?", "/approve"], pipes)
+    asked_without_an_owner(out, "resolve")
+    assert "Task #1 closed: alice approved." in out
+    assert await stored_tasks(settings) == ("closed", 1)
+
+
+async def test_an_irreconcilable_debate_says_an_answer_closes_it(
+    settings: Settings, pipes: list[Pipe]
+) -> None:
+    runner = ScriptedRunner(
+        debate_script(referee=[say("", structured=debate.referee(irreconcilable=True))])
+    )
+    out = await run_console(
+        settings, runner, ["/debate Move billing to the new queue", "keep the old queue"], pipes
+    )
+    asked_without_an_owner(out, "debate")
+    assert "Task #1 closed: alice answered (the answer is kept on the task)." in out
+    assert len(runner.calls) == 9  # nothing ran after the answer
+    assert await stored_tasks(settings) == ("closed", 1)
+
+
+async def test_an_arena_at_a_ceiling_says_reject_closes_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pipes: list[Pipe]
+) -> None:
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__THRESHOLDS__MAX_TURNS", "2")
+    settings = load_settings(env_file=None)
+    runner = arena_runner(converging)
+    out = await run_console(
+        settings, runner, ["/arena Should billing move to a queue?", "/reject"], pipes
+    )
+    asked_without_an_owner(out, "arena")
+    assert "Task #1 closed: alice rejected the escalation." in out
+    assert await stored_tasks(settings) == ("closed", 1)
+
+
+def test_every_console_command_is_a_word_no_protocol_may_take() -> None:
+    """The console checks the protocols' words before its own commands, so a protocol named
+    like one would hide it: the registry refuses every one of them (rooms.protocols.RESERVED)."""
+    room = ConsoleRoom(None, None, user="alice", lockstep=True)  # type: ignore[arg-type]
+    words = [w.removeprefix("/") for w in [*room._commands, *ENGINE_COMMANDS]]
+    assert set(words) <= set(RESERVED), set(words) - set(RESERVED)

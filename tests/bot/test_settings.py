@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from bot.policies import group_policy
 from bot.settings import (
     CONSOLE_GROUP,
     Settings,
     SettingsError,
     load_settings,
 )
-from rooms.model import Thresholds
+from rooms.model import AgentConfig, Thresholds
 
 
 def write(path: Path, text: str) -> Path:
@@ -226,6 +227,70 @@ def test_console_workspace_from_env(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert load_settings().console.workspace == ws
 
 
+# -- the deliberation actors' agent: the arbiter's unless set ------------------------------------
+
+ARBITER = '[console.arbiter]\nagent = "codex"\nmodel = "o9"\n'
+DELIBERATION = [
+    # (id, tribunal.toml, environment, the expert's agent, agents in use)
+    ("unset: the arbiter's", ARBITER, {}, AgentConfig("codex", "o9"), {"claude", "codex"}),
+    ("unset, arbiter unset", "", {}, AgentConfig("claude", None), {"claude"}),
+    (
+        "a section",
+        '[console.deliberation]\nagent = "codex"\nmodel = "gpt-9"\n',
+        {},
+        AgentConfig("codex", "gpt-9"),
+        {"claude", "codex"},
+    ),
+    (
+        "inline, the model only",
+        '[console]\ndeliberation = { model = "sonnet-x" }\n' + ARBITER,
+        {},
+        AgentConfig("claude", "sonnet-x"),
+        {"claude", "codex"},
+    ),
+    (
+        "from the environment",
+        "",
+        {"TRIBUNAL_CONSOLE__DELIBERATION__AGENT": "codex"},
+        AgentConfig("codex", None),
+        {"claude", "codex"},
+    ),
+    (
+        "a group's",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\n'
+        '[groups.b.deliberation]\nagent = "codex"\n',
+        {},
+        AgentConfig("codex", None),
+        {"claude", "codex"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "expert", "in_use"),
+    [d[1:] for d in DELIBERATION],
+    ids=[d[0] for d in DELIBERATION],
+)
+def test_the_deliberation_agent_defaults_to_the_arbiters(
+    monkeypatch: pytest.MonkeyPatch,
+    toml: str,
+    env: dict[str, str],
+    expert: AgentConfig,
+    in_use: set[str],
+) -> None:
+    write(Path("tribunal.toml"), toml)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    name, _, _, group = list(settings.all_groups())[-1]
+    policy = group_policy(name, group)
+    for role in ("expert:skeptic", "researcher:1", "advocate", "referee", "positions", "designer"):
+        assert policy.agent_for(role) == expert, role
+    assert policy.agent_for("arbiter") == policy.arbiter  # the pair's roles keep their own
+    assert policy.agent_for("owner") == AgentConfig("claude", None)
+    assert settings.agents_in_use() == in_use  # so the doctor checks the deliberation agent too
+
+
 # -- bad settings: SettingsError lines name the field ---------------------------------------------
 
 BAD = [
@@ -242,6 +307,24 @@ BAD = [
         '[console.owner]\nagent = "command"\n',
         {},
         "settings: console.owner.agent: must be 'claude' or 'codex' (got 'command')",
+    ),
+    (
+        "unknown deliberation agent",
+        '[console.deliberation]\nagent = "gemini"\n',
+        {},
+        "settings: console.deliberation.agent: must be 'claude' or 'codex' (got 'gemini')",
+    ),
+    (
+        "unknown key in the deliberation section",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\ndeliberation = { modle = "x" }\n',
+        {},
+        "settings: groups.b.deliberation.modle: unknown setting",
+    ),
+    (
+        "unknown deliberation agent from the environment",
+        "",
+        {"TRIBUNAL_CONSOLE__DELIBERATION__AGENT": "gpt"},
+        "settings: console.deliberation.agent: must be 'claude' or 'codex' (got 'gpt')",
     ),
     (
         "negative threshold",

@@ -29,7 +29,8 @@ import pytest
 from bot.app import open_app
 from bot.backend import choose_backend
 from bot.cli import EXIT_CONFIG, main
-from bot.doctor import _version, claude_binary, run_doctor
+from bot.doctor import run_doctor
+from bot.doctor.engine import _version, claude_binary
 from bot.settings import load_settings
 from container.docker_pool import CONFIG, GROUP, INSTANCE, MANAGED, ROLE
 from rooms.model import Inbound, RoomRef

@@ -32,6 +32,7 @@ def ruling(verdict: str, **fields: Any) -> Reply:
         "references_cited": [],
         "dissent": "",
         "override_reason": "",
+        "resolve": "",
     }
     data.update(fields)
     return say(f"VERDICT: {verdict}\n{data['reasons']}", structured=data)

@@ -153,6 +153,7 @@ async def test_arbitrate_while_waiting_for_a_person_or_the_arbiter_explains(tmp_
                     "references_cited": [],
                     "dissent": "",
                     "override_reason": "",
+                    "resolve": "",
                 },
             )
         ],

@@ -146,6 +146,27 @@ def test_registering_keeps_names_and_command_words_unique(relay: None) -> None:
         protocol_for("other")
 
 
+@pytest.mark.parametrize("word", [*protocols.COMMANDS, "quit"])
+def test_a_protocol_cannot_take_a_built_in_command_word(word: str) -> None:
+    """`@tribunal status …` is the status command: a protocol opened by it would never open (and
+    in the console it would hide the command). Refused at registration, and nothing is kept."""
+    shadow = type("Shadow", (type(RELAY),), {"name": "shadow", "command": word})()
+    with pytest.raises(ValueError, match=f"cannot open with '{word}': it is a built-in command"):
+        register(shadow)
+    with pytest.raises(UnknownProtocol):
+        protocol_for("shadow")
+    assert by_command(word) is None
+
+
+@pytest.mark.parametrize("word", ["Relay2", "/relay2", "relay two", "relay2!", "", "r" * 33])
+def test_a_command_word_that_could_never_be_typed_is_refused(word: str) -> None:
+    odd = type("Odd", (type(RELAY),), {"name": "odd", "command": word})()
+    with pytest.raises(ValueError, match="could never be typed"):
+        register(odd)
+    with pytest.raises(UnknownProtocol):
+        protocol_for("odd")
+
+
 _OK = {"a": {STOP: CLOSED, "go": "a"}, CLOSED: {}}
 
 

@@ -33,6 +33,7 @@ def full(**overrides: Any) -> dict[str, Any]:
         "references_cited": ["Reference A"],
         "dissent": "",
         "override_reason": "",
+        "resolve": "",
     }
     data.update(overrides)
     return data

@@ -16,11 +16,24 @@ from bot.discord.look import (
     persona,
 )
 from rooms.cards import decided_card
-from rooms.model import Action, Card, Outbound, RoomRef
+from rooms.escalations import ask
+from rooms.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
 from rooms.records import Escalation
+from rooms.resolve.protocol import RESOLVE
 
 ROOM = RoomRef("discord", "1", "2")
 BUTTONS = (Action("approve", "Approve", "7", "primary"), Action("reject", "Reject", "7", "danger"))
+RESOLVE_TASK = Task(
+    id=7,
+    room=ROOM.key,
+    group="g",
+    text="t",
+    status="waiting_human",
+    version=1,
+    created_at=0.0,
+    updated_at=0.0,
+    protocol="resolve",
+)
 
 
 @pytest.mark.parametrize(
@@ -158,3 +171,22 @@ def test_a_decided_card_from_the_engine_names_who_decided(known: bool, title: st
     assert embed.footer.text is not None
     assert embed.footer.text.startswith("Decided by alice" if known else "Decided by 1100")
     assert embed.colour is not None and embed.colour.value == 0x2ECC71
+
+
+def test_a_resolve_escalation_embed_says_every_answer_closes_it() -> None:
+    """The footer is the protocol's words (rooms.escalations.wording): no owner in a resolve."""
+    draft = ask(
+        RESOLVE_TASK,
+        ROOM,
+        GroupPolicy(name="g"),
+        table=RESOLVE.table,
+        kind="resolve",
+        question="Which position?",
+        reason="no winner",
+    )
+    out = draft.post(7)
+    embed, _ = card_embed(Outbound(ROOM, out.text, persona="tribunal", card=out.card))
+    assert embed.footer.text is not None
+    assert embed.footer.text.startswith("Approve accepts the outcome as it stands and closes")
+    assert "Nothing more runs in this resolve." in embed.footer.text
+    assert "owner" not in embed.footer.text

@@ -26,6 +26,7 @@ RULING = {
     "references_cited": ["R1"],
     "dissent": "",
     "override_reason": "",
+    "resolve": "",
 }
 
 

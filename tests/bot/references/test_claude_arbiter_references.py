@@ -36,6 +36,7 @@ RULING = {
     "references_cited": ["R1"],
     "dissent": "",
     "override_reason": "",
+    "resolve": "",
 }
 
 
@@ -84,7 +85,7 @@ def test_the_claude_code_arbiter_reads_the_reference_under_its_label(tmp_path: P
     assert "- R1 local-llm (qwen-test-7b): REVISE" in out, out
     db = sqlite3.connect(tmp_path / "data" / "tribunal.db")
     (status,) = db.execute("SELECT status FROM tasks").fetchone()
-    assert status == "closed"
+    assert status == "closed", out
     (verdict, tally, panel_id) = db.execute(
         "SELECT verdict, tally, panel_id FROM verdicts"
     ).fetchone()

@@ -13,7 +13,9 @@ from bot.slack.blocks import (
     persona,
     post_args,
 )
-from rooms.model import Action, Card, Outbound, RoomRef
+from rooms.debate.protocol import DEBATE
+from rooms.escalations import ask
+from rooms.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
 
 ROOM = RoomRef("slack", "C1", "5.0")
 BUTTONS = (
@@ -102,3 +104,31 @@ def test_cards_stay_within_slacks_limits(
             for button in block["elements"]:
                 assert len(button["text"]["text"]) <= 75 and len(button["value"]) <= 2000
     assert blocks[-2]["type"] == "actions"  # the buttons are never the part that is cut
+
+
+def test_a_debate_escalation_card_says_every_answer_closes_it() -> None:
+    """The footer is the protocol's words (rooms.escalations.wording): no owner in a debate."""
+    task = Task(
+        id=3,
+        room=ROOM.key,
+        group="g",
+        text="t",
+        status="waiting_human",
+        version=1,
+        created_at=0.0,
+        updated_at=0.0,
+        protocol="debate",
+    )
+    out = ask(
+        task,
+        ROOM,
+        GroupPolicy(name="g"),
+        table=DEBATE.table,
+        kind="debate",
+        question="Which side?",
+        reason="irreconcilable",
+    ).post(3)
+    assert out.card is not None
+    context_text = card_blocks(out.card, BUTTONS)[-3]["elements"][0]["text"]
+    assert context_text.startswith("Approve accepts the outcome as it stands and closes the task")
+    assert "Nothing more runs in this debate." in context_text and "owner" not in context_text

@@ -11,12 +11,13 @@ from typing import Any
 
 from rooms.arena.synthesis import SECTIONS
 from rooms.machine import CLOSED
-from rooms.model import GroupPolicy
+from rooms.model import AgentConfig, GroupPolicy
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, ScriptedRunner, fail, say
 from tests.rooms.arena import scripts
 from tests.rooms.arena.scripts import SLUGS
+from tests.rooms.test_engine_arbitration import BLOCKED, ruling
 
 QUESTION = "@tribunal arena Should billing move to a queue?"
 
@@ -166,3 +167,31 @@ async def test_a_withdrawn_veto_leaves_no_dissent(tmp_path: Path) -> None:
         record = next((tmp_path / "data" / "decisions").iterdir()).read_text()
         assert "dissent" not in record.lower()
         assert "the veto was withdrawn" in record
+
+
+async def test_the_arenas_actors_run_the_deliberation_agent_and_the_pairs_arbiter_its_own(
+    tmp_path: Path,
+) -> None:
+    policy = GroupPolicy(
+        name="g",
+        approvers=frozenset({"boss"}),
+        arbiter=AgentConfig("claude", "arbiter-model"),
+        deliberation=AgentConfig("codex", "panel-model"),
+    )
+    runner = arena_runner(converging)
+    runner.add("owner", BLOCKED)
+    runner.add("arbiter", ruling("ESCALATE", question="May we?", options=["yes", "no"]))
+    async with engine_kit(tmp_path, policy=policy, runner=runner) as kit:
+        await kit.say(QUESTION)
+        await kit.settle(60)
+        assert (await kit.task()).status == CLOSED
+        arena = list(kit.runner.calls)
+        expert = kit.runner.calls_for("expert:skeptic")[0].spec
+        assert (expert.agent, expert.request.model) == ("codex", "panel-model")
+        assert {(c.spec.agent, c.spec.request.model) for c in arena} == {("codex", "panel-model")}
+        await kit.say("@tribunal add integration tests")  # a pair task in the same group
+        await kit.settle()
+        (arbiter,) = kit.runner.calls_for("arbiter")
+        assert (arbiter.spec.agent, arbiter.spec.request.model) == ("claude", "arbiter-model")
+        (owner,) = kit.runner.calls_for("owner")
+        assert (owner.spec.agent, owner.spec.request.model) == ("claude", None)

@@ -1,0 +1,86 @@
+"""`tribunal doctor`: one line per check, "ok" or what to do; exit 0 when every required check
+passes, 1 otherwise.
+
+Checks: settings; model credentials for the agent types in use; chat platform tokens (Slack's
+against the Web API: auth.test and the scopes, bot/slack/doctor.py; for Discord also the token
+itself, the message-content intent and the bot's permissions in each registered channel,
+bot/discord/doctor.py); the backend the bot would use and why; the container engine; the runner
+image; the runner binaries; on the docker backend, the containers' network and the workspaces'
+owner (bot/doctor_isolation.py); the database.
+
+The checks of the settings' accounts and the database are in bot/doctor/config.py; those of the
+backend, the engine, the image and the runner binaries (and which of them are required) in
+bot/doctor/engine.py; each line is a bot/doctor/check.py `Check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TextIO
+
+from bot.backend import probe_engine
+from bot.doctor.check import Check
+from bot.doctor.config import (
+    check_credentials,
+    check_database,
+    check_platforms,
+    check_references,
+    check_slack,
+)
+from bot.doctor.engine import check_backend, check_engine, check_image, check_runners
+from bot.doctor_isolation import check_network, check_workspaces
+from bot.settings import Settings, load_settings
+from bot.settings_sections import SettingsError
+
+__all__ = ["Check", "diagnose", "run_doctor"]
+
+
+def run_doctor(config: Path | None, *, out: TextIO, env_file: Path | None = Path(".env")) -> int:
+    checks = list(diagnose(config, env_file=env_file))
+    for check in checks:
+        out.write(check.line + "\n")
+    out.flush()
+    return 0 if all(c.ok or not c.required for c in checks) else 1
+
+
+def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> Iterator[Check]:
+    try:
+        settings = load_settings(config, env_file=env_file)
+    except SettingsError as exc:
+        problems = "; ".join(line.removeprefix("settings: ") for line in exc.lines)
+        yield Check("settings", False, f"fix: {problems}")
+        yield Check("other checks", False, "skipped until the settings are valid")
+        return
+    yield Check("settings", True, f"ok ({_describe(settings)})")
+    yield check_credentials(settings)
+    references = check_references(settings)
+    if references is not None:
+        yield references
+    yield check_platforms(settings)
+    yield from check_slack(settings)
+    from bot.discord.doctor import discord_checks  # late: discord.py is loaded only when needed
+
+    yield from discord_checks(settings)
+    probe = probe_engine(settings, name=True)
+    backend, kind = check_backend(settings, probe)
+    yield backend
+    yield check_engine(settings, probe)
+    yield check_image(settings, probe)
+    yield from check_runners(settings, kind, probe)
+    if kind == "docker":
+        yield from check_isolation(settings)
+    yield check_database(settings)
+
+
+def check_isolation(settings: Settings) -> Iterator[Check]:
+    """The containers' network and the workspaces' owner (bot/doctor_isolation.py)."""
+    isolated, text = check_network(settings)
+    yield Check("network", isolated, text, required=False)
+    for name, ok, said in check_workspaces(settings):
+        yield Check(name, ok, said)
+
+
+def _describe(settings: Settings) -> str:
+    groups = 1 + len(settings.groups)
+    return f"{groups} group{'s' if groups > 1 else ''}, backend {settings.backend}"

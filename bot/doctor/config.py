@@ -1,0 +1,125 @@
+"""`tribunal doctor`'s checks of what the settings name: model credentials for the agent types
+in use, the reference opinions' keys, the chat platforms' tokens (Slack's against the Web API:
+auth.test and the scopes, bot/slack/doctor.py), and the database (opens, schema at the latest
+migration)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from bot.doctor.check import Check
+from bot.settings import Settings
+
+
+def _users_of(settings: Settings, agent: str) -> list[str]:
+    return [name for name, _, _, g in settings.all_groups() if agent in g.agents_in_use()]
+
+
+def check_credentials(settings: Settings) -> Check:
+    found, missing = [], []
+    needs = {
+        "claude": (settings.anthropic_api_key, settings.anthropic_base_url, "ANTHROPIC"),
+        "codex": (settings.openai_api_key, settings.openai_base_url, "OPENAI"),
+    }
+    for agent in sorted(settings.agents_in_use()):
+        key, base_url, prefix = needs[agent]
+        if key is not None:
+            found.append(f"{agent}: {prefix}_API_KEY")
+        elif base_url:
+            found.append(f"{agent}: {prefix}_BASE_URL {base_url}")
+        else:
+            groups = ", ".join(_users_of(settings, agent))
+            missing.append(f"set {prefix}_API_KEY (or {prefix}_BASE_URL) for {agent} ({groups})")
+    if missing:
+        return Check("credentials", False, "; ".join(missing))
+    return Check("credentials", True, f"ok ({'; '.join(found)})")
+
+
+def check_references(settings: Settings) -> Check | None:
+    """The reference opinions' keys (their base URLs were checked with the settings); None when
+    no group has references. A missing key is not fatal: that reference is dropped and
+    recorded at each ruling, the others still answer."""
+    refs = [(name, ref) for name, _, _, g in settings.all_groups() for ref in g.references]
+    if not refs:
+        return None
+    missing = [
+        f"{name}/{r.name}: set {r.key_env}" for name, r in refs if not os.environ.get(r.key_env)
+    ]
+    if missing:
+        return Check("references", False, "; ".join(missing), required=False)
+    listed = ", ".join(f"{name}/{r.name} ({r.api}, {r.base_url})" for name, r in refs)
+    return Check("references", True, f"ok ({listed})")
+
+
+def check_platforms(settings: Settings) -> Check:
+    problems, found = [], []
+    slack_groups = [n for n, g in settings.groups.items() if g.platform == "slack"]
+    discord_groups = [n for n, g in settings.groups.items() if g.platform == "discord"]
+    if settings.slack_bot_token is not None:
+        if settings.slack_app_token is not None:
+            found.append("slack (Socket Mode)")
+        elif settings.slack_signing_secret is not None and settings.http_port is not None:
+            found.append(f"slack (HTTP mode on port {settings.http_port})")
+        else:
+            problems.append(
+                "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and "
+                "TRIBUNAL_HTTP_PORT (HTTP mode)"
+            )
+    elif slack_groups:
+        problems.append(f"set SLACK_BOT_TOKEN for the slack groups ({', '.join(slack_groups)})")
+    if settings.discord_bot_token is not None:
+        found.append("discord")
+    elif discord_groups:
+        groups = ", ".join(discord_groups)
+        problems.append(f"set DISCORD_BOT_TOKEN for the discord groups ({groups})")
+    if problems:
+        return Check("platforms", False, "; ".join(problems))
+    if not found:
+        return Check("platforms", True, "ok (console only: no Slack or Discord token set)")
+    return Check("platforms", True, f"ok ({', '.join(found)}, and the console room)")
+
+
+def check_slack(settings: Settings) -> Iterator[Check]:
+    from bot.slack.doctor import slack_checks  # slack_sdk is only loaded when it is needed
+
+    for name, ok, text in slack_checks(settings):
+        yield Check(name, ok, text)
+
+
+def check_database(settings: Settings) -> Check:
+    path = settings.db_path
+    if not path.exists():
+        folder = _existing_parent(path)
+        if not folder.is_dir():
+            return Check("database", False, f"{path} cannot be created: {folder} is not a folder")
+        if not os.access(folder, os.W_OK):
+            return Check("database", False, f"{path} cannot be created: {folder} is not writable")
+        return Check("database", True, f"ok ({path} will be created on the first run)")
+    try:
+        version, latest = asyncio.run(_schema_versions(path))
+    except Exception as exc:  # any failure to open is the answer this check gives
+        return Check("database", False, f"{path} does not open: {exc}")
+    if version != latest:
+        return Check("database", False, f"{path} is at schema {version}, latest is {latest}")
+    return Check("database", True, f"ok ({path}, schema {version})")
+
+
+def _existing_parent(path: Path) -> Path:
+    for parent in path.absolute().parents:
+        if parent.exists():
+            return parent
+    return Path("/")
+
+
+async def _schema_versions(path: Path) -> tuple[int, int]:
+    from rooms.store import Store
+    from rooms.store.schema import LATEST
+
+    store = await Store.open(str(path))  # opening applies any missing migration
+    try:
+        return await store.schema_version(), LATEST
+    finally:
+        await store.close()
