@@ -21,7 +21,7 @@ from bot.settings import Settings
 from container.docker_pool import PROXY_MOUNT
 from container.proxy import CredentialProxy, Upstream
 from container.proxy.runner import ProxyEndpoint
-from runners.protocol import AgentType
+from runners.protocol import ModelAgent
 
 ANTHROPIC_API = "https://api.anthropic.com"
 OPENAI_API = "https://api.openai.com/v1"
@@ -29,11 +29,11 @@ SOCKET_NAME = "proxy.sock"
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
 
 
-def upstreams(settings: Settings) -> dict[AgentType, Upstream]:
+def upstreams(settings: Settings) -> dict[ModelAgent, Upstream]:
     """The model APIs the proxy forwards to. An agent type with neither a key nor a base URL
     gets none (its runs are refused with 401); a base URL without a key (a model server of
     one's own) is forwarded to without one."""
-    found: dict[AgentType, Upstream] = {}
+    found: dict[ModelAgent, Upstream] = {}
     configured = (
         ("claude", settings.anthropic_api_key, settings.anthropic_base_url, ANTHROPIC_API),
         ("codex", settings.openai_api_key, settings.openai_base_url, OPENAI_API),

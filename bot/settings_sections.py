@@ -20,7 +20,7 @@ from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import Role
 from rooms.model import GroupPolicy, Thresholds
 from rooms.resolve.limits import ResolveLimits
-from runners.protocol import AgentType
+from runners.protocol import ModelAgent
 
 DEFAULT_TOML = Path("tribunal.toml")
 DEFAULT_ENV_FILE = Path(".env")
@@ -44,7 +44,6 @@ PromptRole = Literal[
     "debate-referee",
     "resolve-positions",
     "resolve-tests",
-    "resolve-executor",
 ]
 
 
@@ -64,7 +63,7 @@ class _Section(BaseModel):
 class AgentSettings(_Section):
     """Which agent plays a role, and with which model (None: the agent's default)."""
 
-    agent: AgentType = "claude"
+    agent: ModelAgent = "claude"
     model: str | None = None
 
 

@@ -6,7 +6,8 @@ Implements the rooms `Runner` port structurally. Per turn:
 2. the container for (group, role, workspace) is found or created (container/docker_pool.py: the
    owner's mounts the workspace read-write, every other role's read-only, and each mounts the
    worktree's git metadata read-only, container/git_mounts.py);
-3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude or codex), with
+3. `python -P -m runners <spec.agent>` is exec'd (so one container serves claude, codex, or the
+   engine's `command` runner of resolve's tests, whose `executor` container is read-only), with
    the run's environment on the exec only: a change of model or key needs no new container;
 4. the request line goes to its stdin, and events are yielded as their stdout lines arrive.
 

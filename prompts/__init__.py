@@ -18,7 +18,6 @@ PROTOCOL_ROLES = (
     "debate-referee",
     "resolve-positions",
     "resolve-tests",
-    "resolve-executor",
 )
 
 

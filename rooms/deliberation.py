@@ -13,18 +13,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runners.protocol import Check
+
 RETRIES = 1  # an actor whose run fails or whose answer cannot be read is asked once more
 
 
 @dataclass(frozen=True)
 class Ask:
     """One run a phase needs. `key` names the actor within the protocol run (e.g. `advocate`,
-    `expert:fleet-operator`); `role` names its prompt file (`debate-advocate`)."""
+    `expert:fleet-operator`); `role` names its prompt file (`debate-advocate`).
+
+    With `checks`, the run is no agent's: the engine runs those commands itself in the task's
+    container (runners/command.py) and the run's structured output is what they did; `role`
+    and `schema` are then unused."""
 
     key: str
     role: str
     prompt: str
     schema: dict[str, Any] | None = None
+    checks: tuple[Check, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from rooms.arena.limits import ArenaLimits
 from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.resolve.limits import ResolveLimits
-from runners.protocol import AgentType
+from runners.protocol import ModelAgent
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class Outbound:
 
 @dataclass(frozen=True)
 class AgentConfig:
-    agent: AgentType = "claude"
+    agent: ModelAgent = "claude"
     model: str | None = None
 
 

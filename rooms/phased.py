@@ -41,6 +41,7 @@ S = TypeVar("S")
 DONE, PEOPLE = "done", "people"  # events: the run concluded; the people must decide
 _REPLAYS_KEPT = 256
 _HEARD, _HEARD_CHARS = 5, 1000  # human messages shown to each actor, and their length
+CHECKS_MARGIN_S = 30.0  # a checks run's start, kills and clean-up, beyond the checks' own times
 _TaskKey = tuple[int, str, float, str]  # task id, room, created at, group
 _TurnKey = tuple[int, str, float, int]  # turn id, status, started at, hash of its output
 
@@ -219,6 +220,8 @@ class PhasedProtocol(Generic[S]):
 def ask_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
     """The run spec of one machine's `ask` (also used where a machine runs inside another
     protocol: the pair's resolving phase)."""
+    if ask.checks:
+        return _checks_spec(step, turn, ask)
     budget_left = max(step.limits.max_cost_usd - step.task.cost_usd, 0.01)
     return build_spec(
         step.task,
@@ -232,6 +235,26 @@ def ask_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
         read_only=True,  # every deliberation actor reads; Tribunal writes what they conclude
         tokens_left=max(step.limits.max_tokens - step.task.tokens, 0),
     )
+
+
+def _checks_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
+    """The engine's own run of `ask.checks` (runners/command.py): no model, no prompt, no
+    budget; read-only on the task's workspace like every deliberation run; its wall-clock limit
+    is the checks' own times plus a margin, so each check's timeout fires first."""
+    spec = build_spec(
+        step.task,
+        turn,
+        step.policy,
+        prompt=ask.prompt,
+        system_prompt="",
+        resume=None,
+        output_schema=None,
+        budget_left_usd=None,
+        read_only=True,
+    )
+    request = spec.request.model_copy(update={"checks": ask.checks, "model": None})
+    hard = sum(c.timeout_s for c in ask.checks) + CHECKS_MARGIN_S
+    return spec.model_copy(update={"agent": "command", "request": request, "hard_timeout_s": hard})
 
 
 async def _conclude(

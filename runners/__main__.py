@@ -1,8 +1,9 @@
-"""`python -m runners claude|codex`: run one agent turn of the named type (DESIGN §6).
+"""`python -m runners claude|codex|command`: run one turn of the named type (DESIGN §6).
 
-The agent type is chosen at exec time; each type's module has a `main() -> int`. A missing or
-unknown type is answered on stdout with a protocol `error` event (and exit status 2), so the
-host sees why even when it reads nothing but the event stream.
+The type is chosen at exec time (`command` runs the engine's checks with no model:
+runners/command.py); each type's module has a `main() -> int`. A missing or unknown type is
+answered on stdout with a protocol `error` event (and exit status 2), so the host sees why
+even when it reads nothing but the event stream.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable
 
 from runners.protocol import PROTOCOL, encode, error
 
-AGENTS = {"claude": "runners.claude", "codex": "runners.codex"}
+AGENTS = {"claude": "runners.claude", "codex": "runners.codex", "command": "runners.command"}
 EXIT_USAGE = 2
 
 

@@ -18,7 +18,12 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-AgentType = Literal["claude", "codex"]
+# The agents that reach a model: what a group's roles may be played by, and what the credential
+# proxy grants a token to.
+ModelAgent = Literal["claude", "codex"]
+# What a runner process runs: a model agent, or `command`, the engine's own checks (resolve's
+# tests) run as given, with no model and no credential (runners/command.py).
+AgentType = Literal["claude", "codex", "command"]
 M = TypeVar("M", bound=BaseModel)
 EventKind = Literal["progress", "tool", "final", "usage", "session", "error"]
 
@@ -42,6 +47,46 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Bounds of one check: a command is a shell line or a short script, not a file's worth of code.
+MAX_CHECKS = 64
+MAX_CHECK_COMMAND_CHARS = 64 * 1024
+MAX_CHECK_TIMEOUT_S = 24 * 3600.0
+
+
+class Check(_Model):
+    """One command for the `command` runner: run with `/bin/sh -c` in the request's cwd, killed
+    at `timeout_s`. `id` names it in the results (resolve's test ids)."""
+
+    id: str = Field(min_length=1, max_length=64)
+    command: str = Field(min_length=1, max_length=MAX_CHECK_COMMAND_CHARS)
+    timeout_s: float = Field(gt=0, le=MAX_CHECK_TIMEOUT_S)
+
+
+class CheckResult(_Model):
+    """What one check did, as the `command` runner saw it (never what anyone said it did).
+
+    exit_status: the shell's exit status; None when it did not exit by itself (killed by a
+    signal, ours at the timeout included) or never started. output_tail: the last few KiB of
+    its stdout and stderr together, as text (undecodable bytes replaced); output_bytes: all of
+    it. The output is the command's: hostile text, to be quoted wherever it is shown."""
+
+    id: str
+    exit_status: int | None = None
+    timed_out: bool = False
+    signalled: bool = False
+    signal: int | None = None
+    started: bool = True
+    output_tail: str = ""
+    output_bytes: int = Field(default=0, ge=0)
+    duration_s: float = Field(default=0.0, ge=0)
+
+
+class CheckReport(_Model):
+    """The `structured` of the `command` runner's final event: one result per check, in order."""
+
+    checks: list[CheckResult]
+
+
 class RunRequest(_Model):
     role: str
     prompt: str
@@ -53,6 +98,8 @@ class RunRequest(_Model):
     cwd: str = "/workspace"
     max_turns: int = Field(default=40, ge=1)
     max_budget_usd: float | None = None
+    # For the `command` runner only: what to run. The model runners ignore it.
+    checks: tuple[Check, ...] = Field(default=(), max_length=MAX_CHECKS)
 
 
 class RunEvent(_Model):

@@ -7,7 +7,8 @@ version); the runner image is present, with its id.
 The runner binaries are checked where the turns will run. On the local backend: claude from the
 claude_agent_sdk wheel and codex on PATH (or configured) on this host. On the docker backend: the
 image carries them, so one throwaway container of the image (no network, no capabilities,
-read-only, removed at once) runs `claude --version` and `codex --version`; that takes ~2 s on
+read-only, removed at once) runs `claude --version` and `codex --version` (and finds the
+engine's `command` runner of resolve's tests, which an older image lacks); that takes ~2 s on
 Podman (container start plus two binary starts), cheap enough for a one-off command and the
 only check that proves the binaries start in the image, which a label could not.
 
@@ -112,6 +113,7 @@ def check_runners(settings: Settings, kind: BackendKind | None, probe: EnginePro
     needs = {agent: agent in settings.agents_in_use() for agent in ("claude", "codex")}
     if kind == "local":
         return [check_claude(needs["claude"]), check_codex(settings, needs["codex"])]
+    needs["command"] = True  # resolve's tests run on it; an image older than it lacks it
     if kind is None or probe.image_id is None:
         return [
             Check(f"runner {agent}", False, "not checked: no usable image", required=False)
@@ -159,6 +161,9 @@ for agent, binary in (("claude", claude), ("codex", shutil.which("codex"))):
         found[agent] = [ok, first if ok else f"exited {done.returncode}: {first}"]
     except Exception as exc:
         found[agent] = [False, f"cannot run: {exc}"]
+import importlib.util
+command = importlib.util.find_spec("runners.command") is not None
+found["command"] = [True, "runners.command"] if command else [False, "not in the image"]
 print(json.dumps(found))
 """
 

@@ -14,7 +14,7 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 
-from runners.protocol import AgentType
+from runners.protocol import ModelAgent
 
 TOKEN_PREFIX = "tribunal-run-"
 
@@ -46,7 +46,7 @@ class Spent:
 
 @dataclass
 class Grant:
-    agent: AgentType
+    agent: ModelAgent
     label: str  # for logs: group/role/task/turn
     tokens_left: int | None = None  # None: no ceiling
     usd_left: float | None = None
@@ -84,7 +84,7 @@ class Grants:
 
     def issue(
         self,
-        agent: AgentType,
+        agent: ModelAgent,
         label: str = "",
         *,
         tokens_left: int | None = None,

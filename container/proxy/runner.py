@@ -12,6 +12,9 @@ Around every run of the inner backend (local or Docker):
   ahead of the next event of the run, and once more at the end for anything spent after it;
 - a request refused for the budget ends the turn at once (the inner run is closed, which kills
   it) with an `error` event of code `budget` and the proxy's reason.
+
+A `command` run (the engine's checks, runners/command.py) reaches no model: it gets no grant,
+no token and no proxy address, and loses every model variable all the same.
 """
 
 from __future__ import annotations
@@ -72,13 +75,19 @@ class ProxiedRunner:
         self.endpoint = endpoint
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        env = {k: v for k, v in spec.env.items() if k not in MODEL_VARIABLES}
+        if spec.agent == "command":
+            bare = spec.model_copy(update={"env": env})
+            async with contextlib.aclosing(_events(self.inner.run(bare))) as checks:
+                async for event in checks:
+                    yield event
+            return
         grant = self.proxy.issue(
             spec.agent,
             f"{spec.group}/{spec.request.role}",
             tokens_left=spec.tokens_left,
             usd_left=spec.request.max_budget_usd,
         )
-        env = {k: v for k, v in spec.env.items() if k not in MODEL_VARIABLES}
         env.update(self.endpoint.env(grant))
         reported = Spent()
         try:
@@ -99,6 +108,17 @@ class ProxiedRunner:
                 yield usage
         finally:
             self.proxy.revoke(grant)
+
+
+async def _events(events: AsyncIterator[RunEvent]) -> AsyncGenerator[RunEvent, None]:
+    """The inner run's events, closed with the iteration (which stops the run)."""
+    try:
+        async for event in events:
+            yield event
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 async def _until_refused(

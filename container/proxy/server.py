@@ -40,7 +40,7 @@ from aiohttp import web
 from container.proxy.grants import Grant, Grants
 from container.proxy.prices import PRICES, Price
 from container.proxy.usage import ANTHROPIC, OPENAI, UsageMeter
-from runners.protocol import AgentType
+from runners.protocol import ModelAgent
 
 log = logging.getLogger(__name__)
 
@@ -49,13 +49,13 @@ READ_TIMEOUT_S = 900.0  # a model may think for minutes before its first byte
 CONNECT_TIMEOUT_S = 30.0
 
 # (method, path) → the agent type whose token may use it.
-ROUTES: Mapping[tuple[str, str], AgentType] = {
+ROUTES: Mapping[tuple[str, str], ModelAgent] = {
     ("POST", "/v1/messages"): "claude",
     ("POST", "/v1/messages/count_tokens"): "claude",
     ("POST", "/v1/responses"): "codex",
     ("GET", "/v1/models"): "codex",
 }
-API_OF: Mapping[AgentType, str] = {"claude": ANTHROPIC, "codex": OPENAI}
+API_OF: Mapping[ModelAgent, str] = {"claude": ANTHROPIC, "codex": OPENAI}
 
 # Never copied from the runner's request: hop-by-hop headers, the address, the credentials
 # (the token is replaced by the key), cookies, and compression (the proxy reads the usage).
@@ -106,7 +106,7 @@ class CredentialProxy:
 
     def __init__(
         self,
-        upstreams: Mapping[AgentType, Upstream],
+        upstreams: Mapping[ModelAgent, Upstream],
         *,
         prices: Mapping[str, Price] = PRICES,
     ) -> None:
@@ -177,7 +177,7 @@ class CredentialProxy:
 
     def issue(
         self,
-        agent: AgentType,
+        agent: ModelAgent,
         label: str = "",
         *,
         tokens_left: int | None = None,

@@ -2,7 +2,8 @@
 
 - A test is discriminating when it predicts an outcome for every position and not the same
   outcome for all of them; other tests are excluded, and say why.
-- A test that could not run (ERROR, or no result reported) is excluded.
+- A test that could not run (ERROR, or no result) is excluded. Results are the engine's own
+  observations of the commands it ran (rooms/resolve/checks.py), never a participant's report.
 - Each test that ran supports the positions that predicted its outcome. The winner is the one
   position supported by more than half of the tests that counted, and by more than any other.
 - No winner — nothing discriminated, nothing ran, or a split — means the people decide, with
@@ -15,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rooms.resolve.outputs import DesignedTest, PositionOut, ResultOut
+from rooms.resolve.checks import Observation
+from rooms.resolve.outputs import DesignedTest, PositionOut
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Cell:
     observed: str  # PASS, FAIL, ERROR, or NOT RUN
     counted: bool
     supports: tuple[str, ...]  # positions whose prediction matched
+    seen: Observation | None = None  # what the engine saw it do (None: not run)
 
 
 @dataclass(frozen=True)
@@ -72,27 +75,29 @@ def discriminates(test: DesignedTest, positions: Sequence[PositionOut]) -> str |
 def adjudicate(
     positions: Sequence[PositionOut],
     tests: Sequence[DesignedTest],
-    results: Sequence[ResultOut],
+    results: Sequence[Observation],
     not_run: Sequence[DesignedTest] = (),
 ) -> Decision:
     """`not_run`: tests designed beyond the limit; they are shown as excluded, never counted."""
     ids = [p.id for p in positions]
-    observed: dict[str, str] = {}
+    observed: dict[str, Observation] = {}
     for result in results:
-        observed.setdefault(result.test, result.outcome)  # the first report of a test counts
+        observed.setdefault(result.test, result)  # a repeated id is excluded below anyway
     excluded: list[Excluded] = []
     matrix: list[Cell] = []
     tally = dict.fromkeys(ids, 0)
     seen: set[str] = set()
     for test in tests:
-        outcome = observed.get(test.id, "NOT RUN")
-        why = "its id repeats another test's" if test.id in seen else discriminates(test, positions)
+        repeated = test.id in seen
+        seen_run = None if repeated else observed.get(test.id)
+        outcome = seen_run.outcome if seen_run else "NOT RUN"
+        why = "its id repeats another test's" if repeated else discriminates(test, positions)
         seen.add(test.id)
         if why is None and outcome not in ("PASS", "FAIL"):
             why = "it could not run" if outcome == "ERROR" else "no result was reported"
         if why is not None:
             excluded.append(Excluded(test.id, why))
-            matrix.append(Cell(test, outcome, False, ()))
+            matrix.append(Cell(test, outcome, False, (), seen_run))
             continue
         supports = tuple(
             p.position for p in test.predictions if p.outcome == outcome and p.position in tally
@@ -100,7 +105,7 @@ def adjudicate(
         supports = tuple(dict.fromkeys(supports))
         for position in supports:
             tally[position] += 1
-        matrix.append(Cell(test, outcome, True, supports))
+        matrix.append(Cell(test, outcome, True, supports, seen_run))
     for test in not_run:
         excluded.append(Excluded(test.id, "beyond the limit of tests run"))
         matrix.append(Cell(test, "NOT RUN", False, ()))

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from runners.protocol import MAX_CHECK_TIMEOUT_S
+
+MIN_TEST_S = 1.0  # a test gets at least this long, or is not run
+MAX_TOTAL_S = 24 * 3600.0
+
 
 class LimitsError(ValueError):
     """Limits that cannot be used; the message names the fields."""
@@ -16,6 +21,10 @@ class ResolveLimits:
     min_positions: int = 2
     max_positions: int = 4
     max_tests: int = 6  # discriminating tests run; more are reported, not run
+    # The tests are run by the engine (runners/command.py): each is killed after
+    # `test_timeout_s`, and all of them together get at most `tests_total_s`.
+    test_timeout_s: float = 120.0
+    tests_total_s: float = 600.0
     # How often in one pair's task the arbiter may ask for tests before ruling (0: never);
     # at most once per arbitration either way (rooms/pair/resolving.py).
     from_arbiter: int = 2
@@ -30,5 +39,12 @@ class ResolveLimits:
             problems.append("from_arbiter must be 0 or more")
         if self.max_tests < 1:
             problems.append("max_tests must be at least 1")
+        if not MIN_TEST_S <= self.test_timeout_s <= MAX_CHECK_TIMEOUT_S:
+            most = MAX_CHECK_TIMEOUT_S
+            problems.append(f"test_timeout_s must be at least {MIN_TEST_S:g} and at most {most:g}")
+        if not self.test_timeout_s <= self.tests_total_s <= MAX_TOTAL_S:
+            problems.append(
+                f"tests_total_s must be at least test_timeout_s and at most {MAX_TOTAL_S:g}"
+            )
         if problems:
             raise LimitsError("; ".join(problems))

@@ -1,9 +1,11 @@
 """Resolve as a machine over its state: positions → test design → (talk again, at most
 `max_talk_rounds` in all) → the tests executed in the task's container → adjudication.
 
-Tests decide, not rhetoric: the executor runs the designed commands against the workspace and
-reports what they did; the decision is computed from those results (rooms.resolve.adjudicate).
-An actor whose run fails or whose answer cannot be used is asked once more, told why.
+Tests decide, not rhetoric: the engine runs the designed commands itself against the workspace
+(the `executor` run is the command runner's, no agent's: rooms/resolve/checks.py) and derives
+each result from what it saw; the decision is computed from those (rooms.resolve.adjudicate).
+An actor whose run fails or whose answer cannot be used is asked once more, told why; so is the
+executor when its run fails.
 """
 
 from __future__ import annotations
@@ -13,24 +15,15 @@ from collections.abc import Sequence
 from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
 from rooms.resolve.adjudicate import Decision, adjudicate
+from rooms.resolve.checks import checks_for, observe, read_report
 from rooms.resolve.limits import ResolveLimits
-from rooms.resolve.outputs import (
-    POSITIONS_SCHEMA,
-    RESULTS_SCHEMA,
-    TESTS_SCHEMA,
-    Design,
-    Positions,
-    Results,
-)
-from rooms.resolve.record import render
+from rooms.resolve.outputs import POSITIONS_SCHEMA, TESTS_SCHEMA, Design, Positions
+from rooms.resolve.record import render, results_post
 from rooms.resolve.state import ResolveState
 from rooms.resolve.talk import after_design, position_problems, select_tests
 
-ACTORS = {
-    "positions": "resolve-positions",
-    "designer": "resolve-tests",
-    "executor": "resolve-executor",
-}
+ACTORS = {"positions": "resolve-positions", "designer": "resolve-tests"}
+EXECUTOR = "executor"  # the engine's own run of the tests (runners/command.py)
 STOP_OPTION = "Stop: leave it undecided"
 
 
@@ -44,7 +37,7 @@ def plan(state: ResolveState, limits: ResolveLimits) -> list[Ask]:
     if state.phase == "design":
         return [_ask(state, "designer", _design_prompt(state, limits), TESTS_SCHEMA)]
     if state.phase == "execute":
-        return [_ask(state, "executor", _execute_prompt(state), RESULTS_SCHEMA)]
+        return [_execute(state, limits)]
     return []
 
 
@@ -127,9 +120,12 @@ def _take(
         reason = f"{s.talk_rounds} rounds of talk produced no discriminating test"
         return _conclude(s, decision, reason)
     if s.phase == "execute":
-        s.results = read_object(reply.output, reply.structured, Results).results
+        report = read_report(reply.structured)  # the command runner's, never an agent's text
+        s.results = observe(s.tests, checks_for(s.tests, limits), report)
         s.phase = "done"
-        return _conclude(s, adjudicate(s.positions, s.tests, s.results, s.not_run), "")
+        decision = adjudicate(s.positions, s.tests, s.results, s.not_run)
+        posts.append(Post("tribunal", results_post(s.positions, decision)))
+        return _conclude(s, decision, "")
     return None
 
 
@@ -201,13 +197,13 @@ def _design_prompt(s: ResolveState, limits: ResolveLimits) -> str:
     return (
         f"## The question\n\n{s.question}\n\n## The positions\n\n{listed}\n\n"
         f"Design up to {limits.max_tests} discriminating tests; predict PASS or FAIL for every "
-        f"position ({', '.join(p.id for p in s.positions)})."
+        f"position ({', '.join(p.id for p in s.positions)}). Tribunal runs each command itself, "
+        f"for at most {limits.test_timeout_s:g} s, with the workspace read-only."
     )
 
 
-def _execute_prompt(s: ResolveState) -> str:
-    listed = "\n".join(f"- **{t.id}** ({t.name}): `{t.command}`" for t in s.tests)
-    return (
-        f"## The tests\n\n{listed}\n\nRun each command in the workspace and report PASS, FAIL or "
-        "ERROR for each test id, with the exit status and the decisive output."
-    )
+def _execute(s: ResolveState, limits: ResolveLimits) -> Ask:
+    """The engine's run of the tests: their commands as checks, each with its time."""
+    checks = tuple(c for c in checks_for(s.tests, limits) if c is not None)
+    listed = ", ".join(c.id for c in checks)
+    return Ask(EXECUTOR, "command", f"Run the tests {listed} in the workspace.", checks=checks)

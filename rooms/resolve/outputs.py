@@ -1,6 +1,7 @@
 """What resolve's actors hand back, checked at the boundary (pydantic), and their strict
-schemas: the positions in dispute, the tests designed to tell them apart (each with the outcome
-every position predicts), and the executor's report of what each test did when it ran."""
+schemas: the positions in dispute and the tests designed to tell them apart (each with the
+outcome every position predicts). What a test did when it ran is no actor's to say: the engine
+runs it and sees (rooms/resolve/checks.py)."""
 
 from __future__ import annotations
 
@@ -72,18 +73,5 @@ class Design(_Out):
     talk: str = ""  # when no test could be designed: what the positions must clarify first
 
 
-class ResultOut(_Out):
-    test: str
-    outcome: Observed
-    detail: str = ""  # exit status, the failing assertion, or why it could not run
-
-    _upper_fields = field_validator("test", "outcome", mode="before")(_upper)
-
-
-class Results(_Out):
-    results: list[ResultOut]
-
-
 POSITIONS_SCHEMA = strict_schema(Positions)
 TESTS_SCHEMA = strict_schema(Design)
-RESULTS_SCHEMA = strict_schema(Results)

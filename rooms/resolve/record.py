@@ -1,11 +1,14 @@
 """Resolve's decision record: the positions, the tests with each position's prediction, the
-results matrix, what was excluded and why, and the decision or the preserved dissent."""
+results matrix (with what the engine saw: exit status and the end of each test's output), what
+was excluded and why, and the decision or the preserved dissent; and the results as posted in
+the room. A test's output is shown only through `fenced` (rooms/resolve/checks.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rooms.resolve.adjudicate import Decision
+from rooms.resolve.adjudicate import Cell, Decision
+from rooms.resolve.checks import SHOWN_CHARS, SHOWN_LINES, fenced
 from rooms.resolve.outputs import PositionOut
 
 SECTIONS = ("Positions", "Discriminating tests", "Results matrix", "Decision", "Dissent")
@@ -28,17 +31,22 @@ def render(question: str, positions: Sequence[PositionOut], decision: Decision) 
     out += ["", "## Results matrix", ""]
     if decision.matrix:
         out.append(
-            "| Test | " + " | ".join(f"{i} predicts" for i in ids) + " | Observed | Counted |"
+            "| Test | "
+            + " | ".join(f"{i} predicts" for i in ids)
+            + " | Observed | Exit | Counted |"
         )
-        out.append("| --- " * (len(ids) + 3) + "|")
+        out.append("| --- " * (len(ids) + 4) + "|")
         for cell in decision.matrix:
             predicted = {p.position: p.outcome for p in cell.test.predictions}
             row = " | ".join(
                 predicted.get(i, "—") + (" ✓" if i in cell.supports else "") for i in ids
             )
-            out.append(
-                f"| {cell.test.id} | {row} | {cell.observed} | {'yes' if cell.counted else 'no'} |"
-            )
+            counted = "yes" if cell.counted else "no"
+            out.append(f"| {cell.test.id} | {row} | {cell.observed} | {_exit(cell)} | {counted} |")
+        for cell in decision.matrix:
+            if cell.seen is not None:
+                out += ["", f"Output of {cell.test.id} ({cell.seen.detail}), its end:", ""]
+                out.append(fenced(cell.seen.output_tail))
     if decision.excluded:
         out += ["", "Excluded:", ""] + [f"- {e.test}: {e.why}" for e in decision.excluded]
     out += ["", "## Decision", ""]
@@ -51,6 +59,33 @@ def render(question: str, positions: Sequence[PositionOut], decision: Decision) 
     out += [f"- **{p}** stands for: {_line(why)}" for p, why in decision.dissent] or ["None."]
     out.append("")
     return "\n".join(out)
+
+
+def results_post(positions: Sequence[PositionOut], decision: Decision) -> str:
+    """The results as the room sees them: per test what it did (run by Tribunal, not reported
+    by anyone), what each position predicted, and the last lines of its output."""
+    out = ["🧪 **Results** (each test run by Tribunal in the workspace):"]
+    for cell in decision.matrix:
+        predicted = {p.position: p.outcome for p in cell.test.predictions}
+        said = ", ".join(
+            f"{p.id} said {predicted.get(p.id, '—')}" + (" ✓" if p.id in cell.supports else "")
+            for p in positions
+        )
+        how = f" ({cell.seen.detail})" if cell.seen is not None else ""
+        counted = "" if cell.counted else " · not counted"
+        out.append(f"- **{cell.test.id}** {_line(cell.test.name)}: **{cell.observed}**{how}")
+        out.append(f"  {said}{counted}")
+        if cell.seen is not None:
+            out.append(fenced(cell.seen.output_tail, lines=SHOWN_LINES, chars=SHOWN_CHARS))
+    return "\n".join(out)
+
+
+def _exit(cell: Cell) -> str:
+    if cell.seen is None:
+        return "—"
+    if cell.seen.exit_status is not None:
+        return str(cell.seen.exit_status)
+    return cell.seen.detail
 
 
 def _line(text: str) -> str:

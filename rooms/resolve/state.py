@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rooms.resolve.outputs import DesignedTest, PositionOut, ResultOut
+from rooms.resolve.checks import Observation
+from rooms.resolve.outputs import DesignedTest, PositionOut
 
 Phase = Literal["positions", "design", "execute", "done", "failed"]
 PHASES: tuple[Phase, ...] = ("positions", "design", "execute", "done", "failed")
@@ -21,7 +22,7 @@ class ResolveState(BaseModel):
     talk_request: str = ""  # what the test designer asked the positions to clarify
     tests: list[DesignedTest] = Field(default_factory=list)  # to run
     not_run: list[DesignedTest] = Field(default_factory=list)  # beyond the limit
-    results: list[ResultOut] = Field(default_factory=list)
+    results: list[Observation] = Field(default_factory=list)  # what the engine saw the tests do
     attempts: dict[str, int] = Field(default_factory=dict)
     problems: dict[str, str] = Field(default_factory=dict)
     failure: str = ""

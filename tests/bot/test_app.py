@@ -111,7 +111,11 @@ async def test_each_run_gets_the_credentials_of_its_agent_only(
     assert codex["OPENAI_API_KEY"] == "sk-oai-test"
     assert "ANTHROPIC_API_KEY" not in codex
 
-    for env in (claude, codex):
+    # The engine's own checks (resolve's tests) reach no model: they get no key of either.
+    command = await _run_env(runner, spec("command"))
+    assert "sk-ant-test" not in json.dumps(command) and "sk-oai-test" not in json.dumps(command)
+
+    for env in (claude, codex, command):
         assert not any(k.startswith(("SLACK_", "DISCORD_")) for k in env)
         assert "xoxb-secret" not in json.dumps(env) and "discord-secret" not in json.dumps(env)
 

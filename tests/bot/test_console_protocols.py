@@ -13,6 +13,7 @@ from bot.console.room import ENGINE_COMMANDS, ConsoleRoom
 from bot.settings import Settings, load_settings
 from rooms.protocols import RESERVED
 from tests.bot.test_console import Pipe, run_console, stored_tasks
+from tests.fakes.commands import command_backend
 from tests.fakes.runner import ScriptedRunner, say
 from tests.rooms.arena.test_engine import arena_runner, converging
 from tests.rooms.debate import scripts as debate
@@ -23,6 +24,8 @@ from tests.rooms.resolve import scripts
 @pytest.fixture
 def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    (tmp_path / "ws").mkdir()  # where resolve's tests run
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__WORKSPACE", str(tmp_path / "ws"))
     return load_settings(env_file=None)
 
 
@@ -36,13 +39,14 @@ def pipes() -> Iterator[list[Pipe]]:
 
 
 def resolve_runner() -> ScriptedRunner:
-    t1 = scripts.test("T1", A="PASS", B="FAIL")
+    """Scripted agents; the test's command is run for real by the command runner."""
+    t1 = scripts.test("T1", "true", A="PASS", B="FAIL")
     return ScriptedRunner(
         {
             "positions": [say(json.dumps(scripts.TWO))],
             "designer": [say(json.dumps(scripts.design(t1)))],
-            "executor": [say(json.dumps(scripts.results(T1="PASS")))],
-        }
+        },
+        commands=command_backend(),
     )
 
 

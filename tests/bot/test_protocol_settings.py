@@ -30,7 +30,7 @@ def test_a_group_overrides_its_limits() -> None:
         "[console.debate]\ncautious_side = 'advocate'\n"
         "weights = { evidence = 40, logic = 20, counter_evidence = 10, quantification = 20, "
         "reversibility = 10 }\n"
-        "[console.resolve]\nmax_talk_rounds = 1\n",
+        "[console.resolve]\nmax_talk_rounds = 1\ntest_timeout_s = 30\ntests_total_s = 90\n",
         encoding="utf-8",
     )
     policy = SettingsPolicies(load_settings(env_file=None)).for_room(
@@ -40,6 +40,7 @@ def test_a_group_overrides_its_limits() -> None:
     assert policy.arena == ArenaLimits(max_nudges=1, panel_max=4)
     assert policy.debate.weights["evidence"] == 40 and policy.debate.cautious_side == "advocate"
     assert policy.resolve.max_talk_rounds == 1
+    assert (policy.resolve.test_timeout_s, policy.resolve.tests_total_s) == (30, 90)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +55,10 @@ def test_a_group_overrides_its_limits() -> None:
         ),
         ("[console.debate]\nweights = { evidence = 100 }\n", "weights must name exactly"),
         ("[console.resolve]\nmax_talk_rounds = 0\n", "max_talk_rounds must be at least 1"),
+        (
+            "[console.resolve]\ntest_timeout_s = 300\ntests_total_s = 60\n",
+            "tests_total_s must be at least test_timeout_s",
+        ),
     ],
 )
 def test_bad_limits_name_the_field(toml: str, says: str) -> None:

@@ -302,6 +302,13 @@ BAD = [
         "settings: groups.backend.reviewer.agent: must be 'claude' or 'codex' (got 'gpt')",
     ),
     (
+        # `command` runs the engine's own checks: no role is played by it
+        "the engine's command runner as a role",
+        '[console.owner]\nagent = "command"\n',
+        {},
+        "settings: console.owner.agent: must be 'claude' or 'codex' (got 'command')",
+    ),
+    (
         "unknown deliberation agent",
         '[console.deliberation]\nagent = "gemini"\n',
         {},

@@ -332,5 +332,6 @@ def test_doctor_against_the_engine(
     assert lines["runner claude"] == f"ok ({host_version}, in the image)"
     assert lines["runner codex"].startswith("ok (codex-cli ")
     assert lines["runner codex"].endswith(", in the image)")
+    assert lines["runner command"] == "ok (runners.command, in the image)"
     # These tests opt out of the default network "none": a warning, not a failure.
     assert lines["network"].startswith("network_mode host opts out of egress isolation")

@@ -17,7 +17,7 @@ from typing import Any
 
 from rooms.engine import Engine
 from rooms.model import GroupPolicy, Inbound, RoomRef, Task
-from rooms.ports import Clock
+from rooms.ports import Clock, Runner
 from rooms.references.port import ReferencePool
 from rooms.store import Store
 from tests.fakes.platform import RecordingPlatform
@@ -132,9 +132,11 @@ async def engine_kit(
     start: bool = True,
     runner: ScriptedRunner | None = None,
     references: ReferencePool | None = None,
+    commands: Runner | None = None,
 ) -> AsyncIterator[Kit]:
+    """`commands`: what runs the engine's own `command` runs (e.g. tests/fakes/commands.py)."""
     store = await Store.open(db or str(tmp_path / "tribunal.db"))
-    runner = runner or ScriptedRunner(script)
+    runner = runner or ScriptedRunner(script, commands=commands)
     platform = RecordingPlatform()
     base = policy or GroupPolicy(name="g")
     policies = StaticPolicies(replace(base, approvers=approvers) if policy is None else base)

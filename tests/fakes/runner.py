@@ -14,6 +14,10 @@ seconds (or once `gate` is set, or never with `hang=True`) the final text or an 
 `files` are written into the spec's workspace first, as an owner editing the work would.
 When a role's script is used up the runner answers with `default[role]` if set, else with an
 `agent` error naming the role, so a test that under-scripts fails loudly instead of hanging.
+
+`commands`: a real Runner for the engine's own `command` runs (resolve's tests), e.g. the
+LocalBackend with the real command runner (tests/fakes/commands.py): agents are scripted, the
+commands really run. Those calls are recorded too.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rooms.ports import Runner
 from runners.protocol import AGENT, RunEvent, RunSpec
 
 
@@ -91,12 +96,14 @@ class ScriptedRunner:
         *,
         default: dict[str, Reply | str] | None = None,
         decide: Callable[[RunSpec], Reply | str | None] | None = None,
+        commands: Runner | None = None,
     ) -> None:
         self.script: dict[str, list[Reply]] = {
             role: [_reply(r) for r in replies] for role, replies in (script or {}).items()
         }
         self.default = {role: _reply(r) for role, r in (default or {}).items()}
         self.decide = decide  # consulted first: a reply for this spec, or None for the script
+        self.commands = commands
         self.calls: list[Call] = []
         self._changed = asyncio.Condition()
 
@@ -127,6 +134,10 @@ class ScriptedRunner:
         return fail(AGENT, f"the test script has no more replies for the {role}")
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        if spec.agent == "command" and self.commands is not None:
+            async for event in self._real(spec):
+                yield event
+            return
         reply = self._next(spec)
         call = Call(len(self.calls) + 1, spec, reply)
         self.calls.append(call)
@@ -141,6 +152,23 @@ class ScriptedRunner:
             raise
         finally:
             call.finished = True
+
+    async def _real(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        assert self.commands is not None
+        call = Call(len(self.calls) + 1, spec, Reply(text="(run for real)"))
+        self.calls.append(call)
+        async with self._changed:
+            self._changed.notify_all()
+        call.started.set()
+        events = self.commands.run(spec)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            call.finished = True
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
 async def _events(call: Call) -> AsyncIterator[RunEvent]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from rooms.model import GroupPolicy
 from rooms.resolve.limits import ResolveLimits
+from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.references import FakeReference, StaticReferences, panel_of
 from tests.fakes.runner import Reply, Script, fail, say
@@ -20,9 +21,11 @@ from tests.rooms.resolve import scripts
 
 BLOCKED = "BLOCKED: the reviewer says parse() drops the trailing newline; I say it keeps it."
 QUESTION = "Does parse() keep the trailing newline of its input?"
-T1 = scripts.test("T1", A="PASS", B="FAIL")
-T2 = scripts.test("T2", A="PASS", B="FAIL")
-T3 = scripts.test("T3", A="FAIL", B="PASS")
+# The engine runs these for real (the command runner on the local backend): T1 and T2 pass, T3
+# fails, so A wins 2 of 3.
+T1 = scripts.test("T1", "true", A="PASS", B="FAIL")
+T2 = scripts.test("T2", "test -d .", A="PASS", B="FAIL")
+T3 = scripts.test("T3", "exit 1", A="FAIL", B="PASS")
 
 
 def ruling(verdict: str, **fields: Any) -> Reply:
@@ -53,7 +56,6 @@ def asks_tests(question: str = QUESTION) -> Reply:
 TESTS_RUN: Script = {
     "resolve:positions": [obj(scripts.TWO)],
     "resolve:designer": [obj(scripts.design(T1, T2, T3))],
-    "resolve:executor": [say("", structured=scripts.results(T1="PASS", T2="PASS", T3="FAIL"))],
 }
 
 
@@ -78,7 +80,9 @@ async def test_the_arbiter_asks_for_tests_then_rules_with_their_result(tmp_path:
         **TESTS_RUN,
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == [
@@ -105,12 +109,19 @@ async def test_the_arbiter_asks_for_tests_then_rules_with_their_result(tmp_path:
         assert "> the two disagree on what parse() does" in positions.prompt
         assert "> BLOCKED: the reviewer says parse()" in positions.prompt
         assert all(c.spec.request.read_only for c in kit.runner.calls[2:5])
+        # The tests were run by the engine (its command runner), not reported by an agent.
+        assert kit.runner.calls[4].spec.agent == "command"
+        assert [c.command for c in kit.runner.calls[4].spec.request.checks] == [
+            "true",
+            "test -d .",
+            "exit 1",
+        ]
         # The second arbiter turn has the result in hand, quoted, and is told to rule now.
         second = kit.runner.calls[5].prompt
         assert "## The tests you asked for" in second
         assert f"You asked: {QUESTION}" in second
         assert "> 🧪 **Resolved: A**" in second
-        assert "> | T1 | PASS ✓ | FAIL | PASS | yes |" in second
+        assert "> | T1 | PASS ✓ | FAIL | PASS | 0 | yes |" in second
         assert "another request for tests is not taken in this arbitration" in second
         # The owner is not shown the resolve runs as pair turns, and the detectors ignore them.
         assert "resolve:designer" not in kit.runner.calls[6].prompt
@@ -130,7 +141,9 @@ async def test_a_second_request_in_the_same_arbitration_is_not_taken(tmp_path: P
         **TESTS_RUN,
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         roles = kit.roles()
@@ -146,7 +159,9 @@ async def test_past_the_tasks_allowance_the_ruling_is_applied_as_given(tmp_path:
         "arbiter": [ruling("PROCEED", resolve=QUESTION)],
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path, from_arbiter=0)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path, from_arbiter=0), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == ["owner", "arbiter", "reviewer", "owner"]
@@ -168,7 +183,9 @@ async def test_tests_that_settle_nothing_go_back_to_the_arbiter_with_every_posit
         "resolve:positions": [obj(scripts.TWO), obj(scripts.TWO)],
         "resolve:designer": [obj(scripts.design(same)), obj(scripts.design(same))],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles()[-1] == "arbiter"
@@ -189,7 +206,9 @@ async def test_a_resolve_that_cannot_finish_goes_back_to_the_arbiter(tmp_path: P
         "resolve:positions": [fail("crashed", "boom"), say("not json at all")],
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == [
@@ -216,9 +235,10 @@ async def test_agents_words_in_the_result_cannot_pose_as_the_engines(tmp_path: P
         "arbiter": [asks_tests(), ruling("ESCALATE", question="Which?", options=["A", "B"])],
         "resolve:positions": [obj(hostile)],
         "resolve:designer": [obj(scripts.design(T1))],
-        "resolve:executor": [say("", structured=scripts.results(T1="PASS"))],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         second = kit.runner.calls[-1].prompt
@@ -236,7 +256,9 @@ async def test_stop_and_arbitrate_while_the_tests_run(tmp_path: Path) -> None:
         "arbiter": [asks_tests()],
         "resolve:positions": [replace(obj(scripts.TWO), gate=gate)],
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.runner.wait_calls(3)
         assert (await kit.task()).status == "resolving"
@@ -262,7 +284,7 @@ async def test_a_ceiling_while_the_tests_run_asks_the_people(tmp_path: Path) -> 
     }
     base = policy(tmp_path)
     tight = replace(base, thresholds=replace(base.thresholds, max_turns=3))
-    async with engine_kit(tmp_path, script, policy=tight) as kit:
+    async with engine_kit(tmp_path, script, policy=tight, commands=command_backend()) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == ["owner", "arbiter", "resolve:positions"]
@@ -279,7 +301,9 @@ async def test_the_rulings_decision_record_keeps_the_tests_result(tmp_path: Path
         "arbiter": [asks_tests(), ruling("ESCALATE", question="Which?", options=["A", "B"])],
         **TESTS_RUN,
     }
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path)) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         [verdict] = await kit.store.verdicts(1)
@@ -287,7 +311,7 @@ async def test_the_rulings_decision_record_keeps_the_tests_result(tmp_path: Path
         record = Path(verdict.record_path).read_text()
         assert "## The tests the arbiter asked for" in record
         assert f"Question: {QUESTION}" in record
-        assert "> | T3 | FAIL ✓ | PASS | FAIL | yes |" in record
+        assert "> | T3 | FAIL ✓ | PASS | FAIL | 1 | yes |" in record
         assert "resolve:designer (turn" not in record  # the pair's turns are quoted, not these
 
 
@@ -299,15 +323,18 @@ async def test_a_restarted_engine_goes_on_with_the_tests_from_the_store(tmp_path
         "resolve:positions": [obj(scripts.TWO)],
         "resolve:designer": [replace(obj(scripts.design(T1, T2, T3)), hang=True)],
     }
-    async with engine_kit(tmp_path, first, policy=policy(tmp_path), db=db) as kit:
+    async with engine_kit(
+        tmp_path, first, policy=policy(tmp_path), db=db, commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.runner.wait_calls(4)
     rest: Script = {
         "resolve:designer": [obj(scripts.design(T1, T2, T3))],
-        "resolve:executor": [say("", structured=scripts.results(T1="PASS", T2="PASS", T3="FAIL"))],
         "arbiter": [ruling("ESCALATE", question="Which?", options=["A", "B"])],
     }
-    async with engine_kit(tmp_path, rest, policy=policy(tmp_path), db=db) as kit:
+    async with engine_kit(
+        tmp_path, rest, policy=policy(tmp_path), db=db, commands=command_backend()
+    ) as kit:
         await kit.settle()
         # The positions were not asked again: the state came back from the stored turns.
         assert kit.roles() == ["resolve:designer", "resolve:executor", "arbiter"]

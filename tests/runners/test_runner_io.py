@@ -187,10 +187,12 @@ def test_dispatch_rejects_unknown_agents(args: list[str]) -> None:
         input=REQUEST,
         capture_output=True,
         cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},  # -P: this checkout, not an installed one
         timeout=30,
     )
     assert proc.returncode == 2
     (line,) = proc.stdout.splitlines()
     event = decode_event(line)
-    assert event.code == PROTOCOL and "usage: python -m runners {claude|codex}" in event.text
+    assert event.code == PROTOCOL
+    assert "usage: python -m runners {claude|codex|command}" in event.text
     assert json.loads(line)["kind"] == "error"

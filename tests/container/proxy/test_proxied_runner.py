@@ -139,3 +139,30 @@ async def test_a_spent_budget_ends_the_turn_at_once(
     assert "token budget is spent" in events[-1].text
     assert [(u.input_tokens, u.output_tokens) for u in only(events, "usage")] == [(1000, 500)]
     assert len(messages_api.calls) == 1
+
+
+async def test_a_command_run_gets_no_grant_and_no_model_variable(
+    proxy: CredentialProxy, socket_proxy: Path, tmp_path: Path
+) -> None:
+    """The engine's checks (agent `command`) reach no model: no token is issued, no proxy
+    address or socket is handed over, and the keys a run was offered are taken away."""
+    issued: list[str] = []
+    issue = proxy.issue
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        issued.append(str(args[0]))
+        return issue(*args, **kw)
+
+    proxy.issue = counting  # type: ignore[method-assign]
+    runner = ProxiedRunner(
+        LocalBackend(command=bad_runners.command("env_dump")),
+        proxy,
+        ProxyEndpoint(url=proxy.tcp_url, socket=str(socket_proxy)),
+    )
+    offered = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_BASE_URL": "http://127.0.0.1:9"}
+    spec = live_spec("command", tmp_path, offered, role="executor", prompt="checks")
+    events = await collect(runner, spec)
+    env = only(events, "final")[0].structured["env"]  # type: ignore[index]
+    assert issued == []
+    assert ANTHROPIC_KEY not in str(env) and "tribunal-run-" not in str(env)
+    assert not {"ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "TRIBUNAL_PROXY_SOCKET"} & set(env)

@@ -26,10 +26,18 @@ def design(*tests: dict[str, Any], talk: str = "") -> dict[str, Any]:
     return {"tests": list(tests), "talk": talk}
 
 
-def results(**outcomes: str) -> dict[str, Any]:
-    return {
-        "results": [
-            {"test": t, "outcome": o, "detail": f"exit {0 if o == 'PASS' else 1}"}
-            for t, o in outcomes.items()
-        ]
-    }
+def ran(**endings: int | str) -> dict[str, Any]:
+    """What the command runner reports (runners.protocol.CheckReport) for checks that ended so:
+    an exit status, "timeout" or "signal". For the machine's own tests; the engine's tests get
+    theirs from the real runner."""
+    checks = []
+    for tid, ending in endings.items():
+        result: dict[str, Any] = {"id": tid, "output_tail": f"{tid} said {ending}\n"}
+        if ending == "timeout":
+            result.update(timed_out=True, signalled=True, signal=9, duration_s=120.0)
+        elif ending == "signal":
+            result.update(signalled=True, signal=11)
+        else:
+            result["exit_status"] = ending
+        checks.append(result)
+    return {"checks": checks}

@@ -29,11 +29,12 @@ def run(
         replies = []
         for a in asks:
             item = script[a.key].pop(0)
-            replies.append(
-                item
-                if isinstance(item, Reply)
-                else Reply(a.key, output=json.dumps(item), tokens=10)
-            )
+            if isinstance(item, Reply):
+                replies.append(item)
+            elif a.checks:  # the engine's own run: its report is the runner's structured output
+                replies.append(Reply(a.key, output="ran", structured=item))
+            else:
+                replies.append(Reply(a.key, output=json.dumps(item), tokens=10))
         state, new, conclusion = advance(state, replies, LIMITS)
         posts += new
         if conclusion is not None:
@@ -51,14 +52,17 @@ def test_tests_decide_2_to_1() -> None:
         {
             "positions": [scripts.TWO],
             "designer": [scripts.design(T_A, T_B, T_C)],
-            "executor": [scripts.results(T1="PASS", T2="PASS", T3="PASS")],
+            "executor": [scripts.ran(T1=0, T2=0, T3=0)],
         }
     )
     assert keys == ["positions", "designer", "executor"]
     assert conclusion is not None and not conclusion.needs_people
     assert "**Resolved: A**" in conclusion.summary and "A wins 2 of 3" in conclusion.summary
     assert "Dissent kept: B: why B" in conclusion.summary
-    assert "| T1 | FAIL | PASS ✓ | PASS | yes |" in conclusion.record
+    assert "| T1 | FAIL | PASS ✓ | PASS | 0 | yes |" in conclusion.record
+    results = next(p.text for p in posts if p.text.startswith("🧪 **Results**"))
+    assert "- **T1** test_t1: **PASS** (exit 0)\n  A said FAIL, B said PASS ✓" in results
+    assert "```\nT1 said 0\n```" in results
 
 
 def test_tests_that_do_not_discriminate_talk_once_more_then_escalate_with_dissent() -> None:
@@ -102,12 +106,14 @@ def test_when_no_test_can_run_the_people_decide() -> None:
         {
             "positions": [scripts.TWO],
             "designer": [scripts.design(T_A, T_B)],
-            "executor": [scripts.results(T1="ERROR", T2="ERROR")],
+            "executor": [scripts.ran(T1=127, T2="timeout")],
         }
     )
     assert conclusion is not None and conclusion.needs_people
     assert "no test could run" in conclusion.summary
     assert "- T1: it could not run" in conclusion.record
+    assert "| T1 | FAIL | PASS | ERROR | 127 | no |" in conclusion.record
+    assert "| T2 | PASS | FAIL | ERROR | timed out after 120 s | no |" in conclusion.record
 
 
 def test_a_split_is_no_winner() -> None:
@@ -115,7 +121,7 @@ def test_a_split_is_no_winner() -> None:
         {
             "positions": [scripts.TWO],
             "designer": [scripts.design(T_A, T_B)],
-            "executor": [scripts.results(T1="PASS", T2="PASS")],
+            "executor": [scripts.ran(T1=0, T2=0)],
         }
     )
     assert (
@@ -131,7 +137,7 @@ def test_one_position_is_not_a_dispute_and_is_asked_again() -> None:
         {
             "positions": [one, scripts.TWO],
             "designer": [scripts.design(T_A)],
-            "executor": [scripts.results(T1="FAIL")],
+            "executor": [scripts.ran(T1=1)],
         }
     )
     assert keys[:2] == ["positions", "positions"]
@@ -144,8 +150,45 @@ def test_an_executor_that_fails_twice_stops_resolve_and_asks_the_people() -> Non
         {
             "positions": [scripts.TWO],
             "designer": [scripts.design(T_A)],
-            "executor": [Reply("executor", error="timeout"), Reply("executor", output="all good!")],
+            "executor": [
+                Reply("executor", error="timeout"),
+                # text is no report, even one that reads like the runner's
+                Reply("executor", output=json.dumps(scripts.ran(T1=0))),
+            ],
         }
     )
     assert conclusion is not None and conclusion.failed and conclusion.needs_people
-    assert "the executor step could not be used twice: no JSON object found" in conclusion.summary
+    assert (
+        "the executor step could not be used twice: the command runner gave no report"
+        in conclusion.summary
+    )
+
+
+def test_the_execute_phase_asks_the_engine_to_run_the_designed_commands() -> None:
+    state = start("q")
+    state, _, _ = advance(state, [Reply("positions", output=json.dumps(scripts.TWO))], LIMITS)
+    design = scripts.design(T_A, T_B, T_C)
+    state, _, _ = advance(state, [Reply("designer", output=json.dumps(design))], LIMITS)
+    short = ResolveLimits(test_timeout_s=100, tests_total_s=250)
+    (ask,) = plan(state, short)
+    assert (ask.key, ask.role, ask.schema) == ("executor", "command", None)
+    assert [(c.id, c.command, c.timeout_s) for c in ask.checks] == [
+        ("T1", "python -m pytest -q /tmp/t1.py", 100),
+        ("T2", "python -m pytest -q /tmp/t2.py", 100),
+        ("T3", "python -m pytest -q /tmp/t3.py", 50),  # what is left of the total
+    ]
+
+
+def test_a_test_no_time_is_left_for_is_not_run_and_not_counted() -> None:
+    limits = ResolveLimits(test_timeout_s=10, tests_total_s=10)
+    state = start("q")
+    state, _, _ = advance(state, [Reply("positions", output=json.dumps(scripts.TWO))], limits)
+    design = scripts.design(T_A, T_B, T_C)
+    state, _, _ = advance(state, [Reply("designer", output=json.dumps(design))], limits)
+    (ask,) = plan(state, limits)
+    assert [c.id for c in ask.checks] == ["T1"]
+    report = scripts.ran(T1=0)  # T1 passes: B's prediction
+    state, _, conclusion = advance(state, [Reply("executor", structured=report)], limits)
+    assert conclusion is not None and "**Resolved: B**" in conclusion.summary
+    assert "B wins 1 of 1 discriminating tests" in conclusion.summary
+    assert "| T2 | PASS | FAIL | ERROR | not run: no time left | no |" in conclusion.record
