@@ -350,7 +350,9 @@ async def test_the_references_are_asked_again_with_the_tests_result(tmp_path: Pa
         **TESTS_RUN,
     }
     refs = StaticReferences(panel_of(ref))
-    async with engine_kit(tmp_path, script, policy=policy(tmp_path), references=refs) as kit:
+    async with engine_kit(
+        tmp_path, script, policy=policy(tmp_path), references=refs, commands=command_backend()
+    ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         first, second = ref.prompts  # one panel per reading: before the tests and after them
