@@ -216,6 +216,7 @@ class Task(Record):
     turns: int = 0
     created_at: float
     updated_at: float
+    closed_at: float | None = None  # set when the task closes
     tokens: int = 0
     cost_usd: float = 0.0
     protocol: str = "pair"  # the name it is registered under (rooms.protocols)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rooms.context import Ctx
-from rooms.model import GroupPolicy, RoomRef, Task
+from rooms.judge.detectors import duration_words
+from rooms.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
 from rooms.references.render import status_lines
 from rooms.worktrees import branch_head
@@ -74,18 +75,41 @@ def _label(protocol: str, status: str) -> str:
 
 
 async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> list[str]:
-    """How a closed task ended: its outcome, branch and commit, turns, tokens and cost."""
-    done = [t for t in await ctx.store.turns(task.id) if t.status == "done"]
-    approved = (
-        len(done) >= 2
-        and done[-1].role == "owner"
-        and done[-2].role == "reviewer"
-        and done[-2].marker == "APPROVED"
-    )
-    outcome = "done: approved and wrapped up" if approved else "closed before an approval"
-    lines = [f"Outcome: {outcome}."]
+    """How a closed task ended: its outcome, how long it ran, branch and commit, turns, tokens
+    and cost."""
+    lines = [f"Outcome: {await _outcome(ctx, task)}."]
+    if task.closed_at is not None:
+        lines.append(f"It ran for {duration_words(max(task.closed_at - task.created_at, 0.0))}.")
     head = await branch_head(policy, task) if policy is not None else None
     if head is not None:
         lines.append(f"Branch `{head[0]}` at {head[1][:12]}.")
     lines.append(f"Turns: {task.turns} · tokens: {task.tokens:,} · cost: ${task.cost_usd:.2f}.")
     return lines
+
+
+async def _outcome(ctx: Ctx, task: Task) -> str:
+    """What ended the task, from what the store holds: an approval and wrap-up (the pair), a
+    person's answer, a stop, or the protocol's own conclusion (its last turn done, then closed)."""
+    turns = await ctx.store.turns(task.id)
+    done = [t for t in turns if t.status == "done"]
+    if task.protocol == DEFAULT and _approved_and_wrapped_up(done):
+        return "done: approved and wrapped up"
+    escalations = await ctx.store.escalations(task.id)
+    last = escalations[-1] if escalations else None
+    after_turns = last is not None and (not done or last.created_at >= (done[-1].ended_at or 0.0))
+    if last is not None and after_turns and last.answered_by:
+        return f"closed after {last.answered_by} answered: {last.question}"
+    if task.protocol == DEFAULT:
+        return "closed before an approval"
+    if after_turns or (turns and turns[-1].status != "done"):
+        return f"the {task.protocol} was stopped before it concluded"
+    return f"the {task.protocol} concluded; its record is posted in the room"
+
+
+def _approved_and_wrapped_up(done: list[Turn]) -> bool:
+    return (
+        len(done) >= 2
+        and done[-1].role == "owner"
+        and done[-2].role == "reviewer"
+        and done[-2].marker == "APPROVED"
+    )

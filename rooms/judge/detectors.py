@@ -168,9 +168,8 @@ def _ceiling(
         reason = f"the task has used {turns} turns, the limit is {t.max_turns}"
         return _ceiling_firing("turns", reason)
     if elapsed >= t.max_wall_s:
-        reason = (
-            f"the task has run for {_duration(elapsed)}, the limit is {_duration(t.max_wall_s)}"
-        )
+        ran, limit = duration_words(elapsed), duration_words(t.max_wall_s)
+        reason = f"the task has run for {ran}, the limit is {limit}"
         return _ceiling_firing("wall_time", reason)
     if tokens >= t.max_tokens:
         reason = f"the task has used {tokens:,} tokens, the limit is {t.max_tokens:,}"
@@ -185,7 +184,8 @@ def _ceiling_firing(limit: str, reason: str) -> Firing:
     return Firing(detector="ceiling", reason=reason, extra={"limit": limit})
 
 
-def _duration(seconds: float) -> str:
+def duration_words(seconds: float) -> str:
+    """A span of time as the room reads it: "45 s", "12 min", "2 h 5 min"."""
     minutes = int(seconds // 60)
     if minutes >= 60:
         return f"{minutes // 60} h {minutes % 60} min"

@@ -102,6 +102,7 @@ def to_task(r: sqlite3.Row) -> Task:
         turns=r["turns"],
         created_at=r["created_at"],
         updated_at=r["updated_at"],
+        closed_at=r["closed_at"],
         tokens=r["tokens"],
         cost_usd=r["cost_usd"],
         protocol=r["protocol"],

@@ -162,6 +162,7 @@ async def test_status_of_a_closed_task_shows_its_summary(tmp_path: Path) -> None
     assert status == (
         "No open task in this room. The last one, #1, is closed.\n"
         "Outcome: done: approved and wrapped up.\n"
+        "It ran for 0 s.\n"
         f"Branch `tribunal/1-add-a` at {commit[:12]}.\n"
         "Turns: 3 · tokens: 360 · cost: $0.03.\n"
         "Mention me with a task to start one."

@@ -1,0 +1,100 @@
+"""What `status` says of the last task once it is closed: how it ended, from what the store
+holds (an approval, a person's answer, a stop, a protocol's own conclusion), and how long it ran."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from rooms.model import GroupPolicy
+from tests.fakes.commands import command_backend
+from tests.fakes.engine_kit import FakeClock, Kit, engine_kit
+from tests.fakes.runner import Reply, Script, ScriptedRunner, say
+from tests.rooms.resolve import scripts
+
+POLICY = GroupPolicy(name="g", approvers=frozenset({"boss"}))
+
+
+def obj(data: dict[str, Any]) -> Reply:
+    return say(json.dumps(data))
+
+
+async def closed_status(kit: Kit) -> str:
+    await kit.say("@tribunal status")
+    await kit.settle()
+    text = kit.platform.texts()[-1]
+    assert text.startswith("No open task in this room. The last one, #1, is closed.")
+    return text
+
+
+async def test_an_approved_pair_task_and_how_long_it_ran(tmp_path: Path) -> None:
+    clock, gate = FakeClock(), asyncio.Event()
+    script: Script = {
+        "owner": [say("DONE\nok", gate=gate), "DONE\nwrapped"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script, clock=clock) as kit:
+        await kit.say("@tribunal add a")
+        await kit.runner.wait_calls(1)
+        clock.advance(125)  # the owner works for two minutes
+        gate.set()
+        await kit.settle()
+        text = await closed_status(kit)
+    assert "Outcome: done: approved and wrapped up." in text
+    assert "It ran for 2 min." in text
+
+
+async def test_a_resolve_that_concluded(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    t1 = scripts.test("T1", "true", A="PASS", B="FAIL")
+    script: Script = {"positions": [obj(scripts.TWO)], "designer": [obj(scripts.design(t1))]}
+    policy = GroupPolicy(name="g", workspace=str(ws), approvers=frozenset({"boss"}))
+    runner = ScriptedRunner(script, commands=command_backend())
+    async with engine_kit(tmp_path, policy=policy, runner=runner) as kit:
+        await kit.say("@tribunal resolve Does parse() drop the newline?")
+        await kit.settle()
+        text = await closed_status(kit)
+    assert "Outcome: the resolve concluded; its record is posted in the room." in text
+
+
+async def test_a_resolve_closed_by_a_persons_answer(tmp_path: Path) -> None:
+    same = scripts.test("T1", A="PASS", B="PASS")
+    script: Script = {
+        "positions": [obj(scripts.TWO), obj(scripts.TWO)],
+        "designer": [obj(scripts.design(same)), obj(scripts.design(same))],
+    }
+    async with engine_kit(tmp_path, script, policy=POLICY) as kit:
+        await kit.say("@tribunal resolve Does parse() drop the newline?")
+        await kit.settle()
+        await kit.say("@tribunal keep B", user="boss")
+        await kit.settle()
+        text = await closed_status(kit)
+    assert "Outcome: closed after boss answered: The tests did not settle it." in text
+
+
+async def test_a_debate_stopped_while_it_ran(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+    script: Script = {"advocate": [say("{}", gate=gate)], "challenger": [say("{}", gate=gate)]}
+    async with engine_kit(tmp_path, script, policy=POLICY) as kit:
+        await kit.say("@tribunal debate Move billing to the new queue")
+        await kit.runner.wait_calls(2)
+        await kit.say("@tribunal stop", user="boss")
+        await kit.settle()
+        gate.set()
+        text = await closed_status(kit)
+    assert "Outcome: the debate was stopped before it concluded." in text
+
+
+async def test_a_pair_task_stopped_before_an_approval(tmp_path: Path) -> None:
+    gate = asyncio.Event()
+    async with engine_kit(tmp_path, {"owner": [say("DONE", gate=gate)]}) as kit:
+        await kit.say("@tribunal add a")
+        await kit.runner.wait_calls(1)
+        await kit.say("@tribunal stop", user="boss")
+        await kit.settle()
+        gate.set()
+        text = await closed_status(kit)
+    assert "Outcome: closed before an approval." in text
