@@ -136,7 +136,8 @@ def _references(settings: Settings) -> SettingsReferences | None:
         return None
     from bot.references.clients import SettingsReferences
 
-    return SettingsReferences(groups)
+    private_ok = {name for name, _, _, group in settings.all_groups() if group.allow_private_urls}
+    return SettingsReferences(groups, private_ok=private_ok)
 
 
 def _kind_of(settings: Settings) -> BackendKind:

@@ -5,14 +5,17 @@ with the arbiter's context only (no tools, no workspace).
 The key is read from the reference's own variable (`key_env`) when it is asked, never logged and
 never put in an error: a failure becomes `ReferenceFailed` with the status and the API's own
 message, which the record keeps.
+
+Unless the group allows private URLs, each client connects through `network.CheckedNetwork`: the
+address check of the settings made again at every connection, on the addresses actually used.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 import anthropic.resources.messages
@@ -23,6 +26,7 @@ import openai
 import openai.resources.chat
 import openai.resources.responses
 
+from bot.references.network import CheckedNetwork, checked_http_client, refusal
 from bot.settings_references import ReferenceSettings
 from rooms.references.port import Answer, Reference, ReferenceFailed
 
@@ -33,6 +37,8 @@ CONNECT_TIMEOUT_S = 5.0
 class SDKReference:
     settings: ReferenceSettings
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    # None only for a group with allow_private_urls = true: the SDK's own HTTP client.
+    network: CheckedNetwork | None = field(default_factory=CheckedNetwork)
     _client: Any = None
 
     @property
@@ -65,11 +71,21 @@ class SDKReference:
         except (anthropic.APITimeoutError, openai.APITimeoutError):
             raise ReferenceFailed(f"timed out after {timeout:g} s") from None
         except (anthropic.APIConnectionError, openai.APIConnectionError) as exc:
+            refused = refusal(exc)
+            if refused is not None:
+                raise ReferenceFailed(
+                    f"refused: {refused}; references are called from the bot's host, so such "
+                    "addresses are refused unless the group sets allow_private_urls = true"
+                ) from None
             raise ReferenceFailed(f"cannot connect: {type(exc).__name__}") from None
         return Answer(text, tokens_in, tokens_out, self._cost(tokens_in, tokens_out))
 
     async def _call(self, prompt: str, timeout: float) -> tuple[str, int, int]:
         raise NotImplementedError
+
+    def _http_client(self, sdk: Literal["anthropic", "openai"]) -> Any:
+        """The checked client, or None (the SDK builds its own) when private URLs are allowed."""
+        return None if self.network is None else checked_http_client(sdk, self.network)
 
     async def close(self) -> None:
         if self._client is not None:
@@ -84,6 +100,7 @@ class AnthropicReference(SDKReference):
                 api_key=self._key(),
                 base_url=self.settings.base_url,
                 max_retries=self.settings.max_retries,
+                http_client=self._http_client("anthropic"),
             )
         message = await self._client.messages.create(
             model=self.settings.model,
@@ -102,6 +119,7 @@ class _OpenAIReference(SDKReference):
                 api_key=self._key(),
                 base_url=self.settings.base_url,
                 max_retries=self.settings.max_retries,
+                http_client=self._http_client("openai"),
             )
         client: openai.AsyncOpenAI = self._client
         return client
@@ -145,9 +163,17 @@ _BY_API: dict[str, type[SDKReference]] = {
 
 
 def make_reference(
-    settings: ReferenceSettings, environ: Mapping[str, str] | None = None
+    settings: ReferenceSettings,
+    environ: Mapping[str, str] | None = None,
+    *,
+    allow_private: bool = False,
+    network: CheckedNetwork | None = None,
 ) -> SDKReference:
-    return _BY_API[settings.api](settings, environ if environ is not None else os.environ)
+    """The reference for `settings`; its connections are checked (through `network`, or one on
+    the system resolver) unless its group allows private URLs."""
+    checked = None if allow_private else (network or CheckedNetwork())
+    env = environ if environ is not None else os.environ
+    return _BY_API[settings.api](settings, env, checked)
 
 
 def _api_message(exc: anthropic.APIStatusError | openai.APIStatusError) -> str:
@@ -162,11 +188,21 @@ def _api_message(exc: anthropic.APIStatusError | openai.APIStatusError) -> str:
 
 class SettingsReferences:
     """rooms.references.port.ReferencePool from the settings: each group's references, built
-    once; `close` closes their HTTP clients."""
+    once, checked at connect time unless the group is in `private_ok` (allow_private_urls);
+    `close` closes their HTTP clients."""
 
-    def __init__(self, groups: Mapping[str, Sequence[ReferenceSettings]]) -> None:
+    def __init__(
+        self,
+        groups: Mapping[str, Sequence[ReferenceSettings]],
+        *,
+        private_ok: Collection[str] = (),
+        network: CheckedNetwork | None = None,
+    ) -> None:
         self._by_group: dict[str, list[SDKReference]] = {
-            name: [make_reference(r) for r in refs] for name, refs in groups.items()
+            name: [
+                make_reference(r, allow_private=name in private_ok, network=network) for r in refs
+            ]
+            for name, refs in groups.items()
         }
 
     def for_group(self, group: str) -> Sequence[Reference]:

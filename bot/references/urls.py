@@ -80,8 +80,9 @@ def _literal_address(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
     except ValueError:
         pass
     else:
-        mapped = getattr(address, "ipv4_mapped", None)
-        return mapped or address
+        if isinstance(address, ipaddress.IPv6Address):
+            return _embedded_ipv4(address) or address
+        return address
     # The legacy forms inet_aton accepts (and so do many HTTP clients): 127.1, 2130706433,
     # 0x7f000001, 0177.0.0.1. A name made only of digits, dots and hex is one of them or invalid.
     if all(c in "0123456789abcdefx." for c in name) and any(c.isdigit() for c in name):
@@ -92,7 +93,27 @@ def _literal_address(name: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
     return None
 
 
+# IPv6 spellings that reach an IPv4 address (a resolver may answer them too): mapped
+# (::ffff:a.b.c.d), 6to4 (2002:aabb:ccdd::), NAT64's well-known prefix (64:ff9b::a.b.c.d) and the
+# deprecated IPv4-compatible form (::a.b.c.d). They are judged by the IPv4 address they carry,
+# the same on every Python (whose ipaddress tables for these prefixes changed over 3.11.x).
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # a local network's own translator
+_V4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    carried = address.ipv4_mapped or address.sixtofour
+    if carried is not None:
+        return carried
+    if address in _NAT64 or (address in _V4_COMPATIBLE and int(address) > 1):  # not :: or ::1
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def _address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if address in _NAT64_LOCAL:
+        return "a private address"
     if address.is_loopback:
         return "a loopback address"
     if address.is_link_local:

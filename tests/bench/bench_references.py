@@ -3,6 +3,7 @@ made one after the other, in the same run, through the real SDKs against the fak
 loopback (anthropic Messages, openai Chat Completions, openai Responses in turn).
 
     .venv/bin/python -m tests.bench.bench_references [--refs 3] [--delay 0.2] [--rounds 10]
+                                                     [--checked]
 
 Each fake answers after `delay` × (1, 1.5, 2, …) seconds, so the slowest call is known. The
 clients are warmed first (a running bot's clients are: the first call of each pays for its TLS
@@ -10,6 +11,10 @@ context and the SDK's lazy model building). Printed per round: the sum of the se
 the slowest single call, the fan-out's wall time, and its overhead over the slowest call; then
 the medians and the ratio sum / fan-out. Goal: fan-out = slowest + < 50 ms. The fakes run in
 a process of their own, so their threads do not take the measured loop's interpreter lock.
+
+`--checked` calls them as a group without allow_private_urls would: by a name, through the
+connect-time address check (bot/references/network.py), the name resolved by a fake DNS to a
+public-looking address that the fake wire takes to loopback. Without it, the SDKs' own clients.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from bot.references.clients import SDKReference, make_reference
+from bot.references.network import CheckedNetwork
 from bot.settings_references import ReferenceSettings
 from rooms.references.panel import consult
 from tests.fakes import chat_api, messages_api, responses_api
+from tests.fakes.network import PUBLIC, FakeDNS, LoopbackWire
 
 APIS = ("anthropic", "openai-chat", "openai-responses")
 
@@ -80,7 +87,16 @@ def _serve(conn: Connection, n: int, delay: float) -> None:
         conn.recv()  # until the benchmark is done
 
 
-async def main(n: int, delay: float, rounds: int) -> None:
+def _reference(settings: ReferenceSettings, checked: bool) -> SDKReference:
+    env = {"K": "bench"}
+    if not checked:
+        return make_reference(settings, env, allow_private=True)
+    url = settings.base_url.replace("127.0.0.1", "api.bench.test")
+    network = CheckedNetwork(FakeDNS({"api.bench.test": [PUBLIC]}).resolve, LoopbackWire())
+    return make_reference(settings.model_copy(update={"base_url": url}), env, network=network)
+
+
+async def main(n: int, delay: float, rounds: int, checked: bool = False) -> None:
     ours, theirs = multiprocessing.get_context("spawn").Pipe()
     server = multiprocessing.get_context("spawn").Process(target=_serve, args=(theirs, n, delay))
     server.start()
@@ -98,10 +114,13 @@ async def main(n: int, delay: float, rounds: int) -> None:
                 key_env="K",
                 max_retries=0,
             )
-            refs.append(make_reference(settings, {"K": "bench"}))
+            # The fakes are on 127.0.0.1; --checked routes the connect-time check's connections
+            # to them from a public-looking address (tests/fakes/network.py).
+            refs.append(_reference(settings, checked))
         await consult(refs, "warm-up", seed=0, deadline_s=60)
         rows = []
-        print(f"{n} references, delays {delay:g} s × (1, 1.5, …)")
+        how = "checked at connect time" if checked else "the SDKs' own clients"
+        print(f"{n} references ({how}), delays {delay:g} s × (1, 1.5, …)")
         print(f"{'round':>5} {'sum of calls':>13} {'slowest':>9} {'fan-out':>9} {'overhead':>9}")
         for r in range(rounds):
             total, slowest, wall = await _round(refs, seed=r)
@@ -124,5 +143,6 @@ if __name__ == "__main__":
     parser.add_argument("--refs", type=int, default=3)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--checked", action="store_true", help="through the address check")
     args = parser.parse_args()
-    asyncio.run(main(args.refs, args.delay, args.rounds))
+    asyncio.run(main(args.refs, args.delay, args.rounds, args.checked))

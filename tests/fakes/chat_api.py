@@ -9,7 +9,8 @@ other path gets 404. Every request is recorded.
         fake.script(prompt_contains("parser"), [slow(text("VERDICT: PROCEED"), 0.3)])
         AsyncOpenAI(base_url=f"{fake.url}/v1", api_key="k", max_retries=0)
 
-Replies: `text(body, usage=Usage(...))`, `api_error(status, message)`, `slow(reply, seconds)`.
+Replies: `text(body, usage=Usage(...))`, `api_error(status, message)`, `slow(reply, seconds)`,
+`redirect(location, status=307)` (an endpoint that moved, or one sending the client elsewhere).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "api_error",
     "nth_call",
     "prompt_contains",
+    "redirect",
     "slow",
     "text",
 ]
@@ -58,6 +60,7 @@ class Reply:
     status: int = 200
     message: str = ""
     delay_s: float = 0.0
+    location: str = ""  # with a 3xx status
 
 
 def text(body: str, *, usage: Usage | None = None) -> Reply:
@@ -66,6 +69,11 @@ def text(body: str, *, usage: Usage | None = None) -> Reply:
 
 def api_error(status: int, message: str = "fake failure") -> Reply:
     return Reply(status=status, message=message)
+
+
+def redirect(location: str, status: int = 307) -> Reply:
+    """307/308 keep the method and body: the SDK would send the request again to `location`."""
+    return Reply(status=status, location=location)
 
 
 def slow(reply: Reply, seconds: float) -> Reply:
@@ -116,6 +124,8 @@ class _Handler(FakeHandler[RecordedRequest]):
         reply = self.fake._choose(request)
         if reply.delay_s and self.fake._delay(reply.delay_s):
             return  # stopping: drop the connection unanswered
+        if reply.location:
+            return self.send_body(reply.status, b"", "text/plain", {"location": reply.location})
         if reply.status != 200:
             return self._error(reply.status, reply.message)
         self._send_json(

@@ -11,6 +11,7 @@ consumed in order); when none does, the default reply answers. Each fake subclas
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -93,7 +94,9 @@ class ScriptedServer(Generic[RequestT, ReplyT]):
     or call start()/stop(). Thread-safe: rules and records are guarded by one lock.
 
     `requests` has every request the fake received; `answered` pairs each scripted call (the
-    API's one model endpoint) with the reply it got, and `calls` lists those requests."""
+    API's one model endpoint) with the reply it got, and `calls` lists those requests.
+
+    `tls`, set before start, makes it serve HTTPS with that (server) context."""
 
     handler: ClassVar[type[FakeHandler[Any]]]
     thread_name: ClassVar[str]
@@ -107,6 +110,7 @@ class ScriptedServer(Generic[RequestT, ReplyT]):
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.tls: ssl.SSLContext | None = None
 
     # -- scripting
 
@@ -161,14 +165,17 @@ class ScriptedServer(Generic[RequestT, ReplyT]):
 
     @property
     def url(self) -> str:
-        """The server's root, `http://127.0.0.1:<port>`."""
-        return f"http://127.0.0.1:{self.port}"
+        """The server's root, `http://127.0.0.1:<port>` (https with `tls`)."""
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> Self:
         self._stopping.clear()
         handler = type("Handler", (self.handler,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
+        if self.tls is not None:
+            # The handshake is made on accept, in the server's thread: enough for one client.
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.05},  # stop() waits for one poll; keep it short

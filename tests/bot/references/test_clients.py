@@ -1,5 +1,7 @@
 """The references on the real anthropic and openai SDKs, against fake APIs on loopback: three
-references where one times out and one answers HTTP 500; the fan-out lasts about the slowest."""
+references where one times out and one answers HTTP 500; the fan-out lasts about the slowest.
+The fakes are on 127.0.0.1, so these references are of a group with allow_private_urls (the
+connect-time check is tested in test_connect_checks.py)."""
 
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ async def test_one_times_out_one_fails_the_ruling_gets_the_third(
             responses_api.delayed(responses_api.text("VERDICT: PROCEED"), 10),
         ],
     )
-    refs = [make_reference(s, ENV) for s in three(m, c, r)]
+    refs = [make_reference(s, ENV, allow_private=True) for s in three(m, c, r)]
     try:
         # Warm clients, as in a running bot: a first call pays for the TLS context and the
         # SDK's lazy model building (seconds on a busy host), which is not what is tested here.
@@ -138,7 +140,7 @@ async def test_the_fanout_lasts_about_the_slowest_not_the_sum(
         [responses_api.delayed(responses_api.text("VERDICT: REVISE\nc"), delay)],
         repeat_last=True,
     )
-    pool = SettingsReferences({"core": three(m, c, r)})
+    pool = SettingsReferences({"core": three(m, c, r)}, private_ok={"core"})
     for ref in pool.for_group("core"):
         ref.environ = ENV  # type: ignore[attr-defined]
     try:
@@ -162,7 +164,9 @@ async def test_a_missing_key_and_a_refused_connection_are_recorded_without_the_k
     # The fake has stopped: nothing listens on its port any more.
     refs = [
         make_reference(settings("nokey", "openai-chat", "https://api.example.com/v1", "UNSET"), {}),
-        make_reference(settings("down", "openai-chat", url, "KEY_C", timeout_s=2), ENV),
+        make_reference(
+            settings("down", "openai-chat", url, "KEY_C", timeout_s=2), ENV, allow_private=True
+        ),
     ]
     panel = await consult(refs, "ctx", seed=1, deadline_s=5)
     errors = {o.name: o.error for o in panel.opinions}
@@ -180,7 +184,9 @@ async def test_cost_is_counted_from_the_prices(
         [messages_api.text("VERDICT: PROCEED\nok", usage=messages_api.Usage(1_000_000, 100_000))],
     )
     ref = make_reference(
-        settings("a", "anthropic", m.url, "KEY_A", usd_per_mtok_in=3.0, usd_per_mtok_out=15.0), ENV
+        settings("a", "anthropic", m.url, "KEY_A", usd_per_mtok_in=3.0, usd_per_mtok_out=15.0),
+        ENV,
+        allow_private=True,
     )
     answer = await ref.ask("x", timeout=5)
     await ref.close()
