@@ -53,12 +53,14 @@ class RefusedAddress(httpcore2.ConnectError):
 
 
 class CheckedNetwork(httpcore2.AsyncNetworkBackend):
-    """Resolve, refuse private addresses, connect to the checked ones. `connect` is the network
-    underneath (httpcore's AnyIO backend; tests route it to loopback)."""
+    """Resolve, refuse private addresses, connect to the checked ones. `resolve` defaults to
+    `system_resolve`, looked up at each connection (a test of the whole bot replaces it: tests
+    have no DNS); `connect` is the network underneath (httpcore's AnyIO backend; tests route it
+    to loopback)."""
 
     def __init__(
         self,
-        resolve: Resolver = system_resolve,
+        resolve: Resolver | None = None,
         connect: httpcore2.AsyncNetworkBackend | None = None,
     ) -> None:
         self._resolve = resolve
@@ -75,7 +77,7 @@ class CheckedNetwork(httpcore2.AsyncNetworkBackend):
             return [host.strip("[]")]  # a public address (judged above): nothing to resolve
         try:
             with anyio.fail_after(timeout):
-                found = list(await self._resolve(host))
+                found = list(await (self._resolve or system_resolve)(host))
         except TimeoutError:
             raise httpcore2.ConnectTimeout(f"resolving {host} timed out") from None
         except OSError as exc:

@@ -79,7 +79,9 @@ def test_other_schemes_and_malformed_urls_are_refused_even_when_private_is_allow
             check_base_url(url, allow_private=allow)
 
 
-def _reaches(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress._BaseAddress:
+def _reaches(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """The IPv4 address an IPv6 spelling reaches, written apart from the code under test."""
     if isinstance(ip, ipaddress.IPv4Address):
         return ip
