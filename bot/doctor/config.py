@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.doctor.check import Check
 from bot.settings import Settings
+from bot.settings_sections import GroupBase
 
 
 def _users_of(settings: Settings, agent: str) -> list[str]:
@@ -39,19 +40,42 @@ def check_credentials(settings: Settings) -> Check:
 
 
 def check_references(settings: Settings) -> Check | None:
-    """The reference opinions' keys (their base URLs were checked with the settings); None when
-    no group has references. A missing key is not fatal: that reference is dropped and
-    recorded at each ruling, the others still answer."""
-    refs = [(name, ref) for name, _, _, g in settings.all_groups() for ref in g.references]
-    if not refs:
+    """The reference opinions' keys (their base URLs were checked with the settings), and how
+    their connections are checked; None when no group has references. A missing key is not
+    fatal: that reference is dropped and recorded at each ruling, the others still answer."""
+    groups = [(name, g) for name, _, _, g in settings.all_groups() if g.references]
+    if not groups:
         return None
+    refs = [(name, ref) for name, g in groups for ref in g.references]
     missing = [
         f"{name}/{r.name}: set {r.key_env}" for name, r in refs if not os.environ.get(r.key_env)
     ]
     if missing:
         return Check("references", False, "; ".join(missing), required=False)
     listed = ", ".join(f"{name}/{r.name} ({r.api}, {r.base_url})" for name, r in refs)
-    return Check("references", True, f"ok ({listed})")
+    return Check("references", True, "; ".join([f"ok ({listed})", *_connecting(groups)]))
+
+
+_PROXY_VARIABLES = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+
+
+def _connecting(groups: list[tuple[str, GroupBase]]) -> list[str]:
+    """bot/references/network.py: which groups' references have each connection's addresses
+    checked, which may reach private ones, and that the checked ones ignore proxy variables."""
+    checked = [name for name, g in groups if not g.allow_private_urls]
+    private = [name for name, g in groups if g.allow_private_urls]
+    notes = []
+    if checked:
+        notes.append(f"addresses checked at each connection ({', '.join(checked)})")
+        proxies = [v for v in _PROXY_VARIABLES if os.environ.get(v) or os.environ.get(v.lower())]
+        if proxies:
+            notes.append(
+                f"{'/'.join(proxies)} not used by those references: a proxy would resolve "
+                "their host names itself, past the address check"
+            )
+    if private:
+        notes.append(f"private addresses allowed ({', '.join(private)}: allow_private_urls)")
+    return notes
 
 
 def check_platforms(settings: Settings) -> Check:

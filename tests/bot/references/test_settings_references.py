@@ -26,6 +26,12 @@ def reference(name: str, base_url: str, api: str = "anthropic", **extra: object)
     return "\n".join(lines) + "\n"
 
 
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+
+
 def test_references_load_with_their_defaults() -> None:
     Path("tribunal.toml").write_text(
         GROUP
@@ -73,6 +79,31 @@ def test_doctor_says_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
     first = out.getvalue().splitlines()[0]
     assert first.startswith("settings: fix: groups.core: references.meta.base_url")
     assert "link-local" in first
+
+
+def test_doctor_says_how_the_references_connect(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("REF_KEY", "sk-ref-not-real")
+    _no_proxy(monkeypatch)
+    monkeypatch.setenv("https_proxy", "http://proxy.example:3128")
+    Path("tribunal.toml").write_text(
+        GROUP
+        + reference("one", "https://api.example.com")
+        + '[groups.lab]\nplatform = "slack"\nchannel = "C2"\nallow_private_urls = true\n'
+        + reference("local", "http://127.0.0.1:8080/v1").replace("groups.core", "groups.lab")
+    )
+    out = io.StringIO()
+    run_doctor(None, out=out, env_file=None)
+    [line] = [x for x in out.getvalue().splitlines() if x.startswith("references: ")]
+    assert line == (
+        "references: ok (core/one (anthropic, https://api.example.com), lab/local (anthropic, "
+        "http://127.0.0.1:8080/v1)); addresses checked at each connection (core); HTTPS_PROXY "
+        "not used by those references: a proxy would resolve their host names itself, past the "
+        "address check; private addresses allowed (lab: allow_private_urls)"
+    )
 
 
 def test_loopback_is_allowed_when_the_group_says_so() -> None:
@@ -137,6 +168,7 @@ def test_doctor_lists_the_references_and_their_missing_keys(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-real")
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/tribunal-test/docker.sock")
+    _no_proxy(monkeypatch)
     Path("tribunal.toml").write_text(GROUP + reference("one", "https://api.example.com"))
     out = io.StringIO()
     run_doctor(None, out=out, env_file=None)
@@ -146,7 +178,10 @@ def test_doctor_lists_the_references_and_their_missing_keys(
     out = io.StringIO()
     run_doctor(None, out=out, env_file=None)
     lines = dict(line.split(": ", 1) for line in out.getvalue().splitlines())
-    assert lines["references"] == "ok (core/one (anthropic, https://api.example.com))"
+    assert lines["references"] == (
+        "ok (core/one (anthropic, https://api.example.com)); addresses checked at each "
+        "connection (core)"
+    )
 
 
 @pytest.mark.parametrize("variable", ["SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN", "tribunal_db"])
