@@ -88,6 +88,8 @@ class CheckedNetwork(httpcore2.AsyncNetworkBackend):
             why = private_host(address)
             if why is not None:
                 raise RefusedAddress(f"{host} resolves to {why} ({address})")
+            if not _is_literal(address):  # a name would be looked up again when connecting
+                raise httpcore2.ConnectError(f"{host}: the resolver answered {address!r}")
         return found
 
     async def connect_tcp(

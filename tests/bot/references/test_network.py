@@ -104,20 +104,24 @@ async def test_addresses_are_tried_in_order_and_a_public_literal_is_not_looked_u
     assert dns.lookups == ["api.reference.test"]
 
 
-async def test_a_failed_or_empty_or_slow_lookup_is_a_connect_error_not_a_refusal() -> None:
+async def test_a_failed_empty_odd_or_slow_lookup_is_a_connect_error_not_a_refusal() -> None:
     never = asyncio.Event()
 
     async def hangs(host: str) -> list[str]:
         await never.wait()
         return [PUBLIC]
 
-    dns, wire = FakeDNS({"empty.example": []}), LoopbackWire()
+    dns = FakeDNS({"empty.example": [], "odd.example": ["api.reference.test"]})
+    wire = LoopbackWire()
     network = CheckedNetwork(dns.resolve, wire)
     with pytest.raises(httpcore2.ConnectError, match="cannot resolve nowhere.example") as failed:
         await network.connect_tcp("nowhere.example", 443)
     assert refusal(failed.value) is None
     with pytest.raises(httpcore2.ConnectError, match="empty.example has no address"):
         await network.connect_tcp("empty.example", 443)
+    # Only addresses are connected to: a name would be looked up again by the connection.
+    with pytest.raises(httpcore2.ConnectError, match="resolver answered 'api.reference.test'"):
+        await network.connect_tcp("odd.example", 443)
     with pytest.raises(httpcore2.ConnectTimeout, match="resolving slow.example timed out"):
         await CheckedNetwork(hangs, wire).connect_tcp("slow.example", 443, timeout=0.01)
     assert wire.asked == []
