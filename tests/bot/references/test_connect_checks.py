@@ -193,3 +193,19 @@ async def test_tls_verifies_the_certificate_for_the_name_not_the_address(
     assert ca.sni == [NAME, "other.reference.test"]
     assert error == "cannot connect: APIConnectionError"
     assert wire.asked == [(PUBLIC, port)] * 2
+
+
+async def test_a_checked_reference_does_not_go_through_a_proxy_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A proxy would resolve the name itself, past the check: the variables are not used.
+    dns, wire = FakeDNS({NAME: [PUBLIC]}), LoopbackWire()
+    with _fake("openai-chat") as fake, FakeChatAPI() as proxy:
+        for variable in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+            monkeypatch.setenv(variable, proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        port = fake.port
+        assert await _ask(_reference("openai-chat", f"http://{NAME}:{port}", dns, wire)) is None
+        assert len(fake.requests) == 1 and proxy.requests == []
+    assert wire.asked == [(PUBLIC, port)]
