@@ -16,7 +16,9 @@
     usd_per_mtok_out = 15.0
 
 Base URLs are checked when the settings load (bot/references/urls.py), so a bad one stops the
-bot at start-up with exit 78 and `tribunal doctor` names it.
+bot at start-up with exit 78 and `tribunal doctor` names it; unless the group allows private
+URLs, the addresses a host name resolves to are checked again at each connection
+(bot/references/network.py), and a refused one drops that reference from the ruling.
 """
 
 from __future__ import annotations

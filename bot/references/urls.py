@@ -7,7 +7,8 @@ internal service, or the cloud metadata endpoint. Literal addresses are judged b
 in every spelling a client may accept (`127.1`, `2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`);
 names that always mean "this machine" or "the local network" (`localhost`, `*.localhost`,
 `*.local`, `*.internal`, `metadata.google.internal`, …) are refused by name. Other names are not
-resolved here: DNS at start-up proves nothing about DNS at call time.
+resolved here: DNS at start-up proves nothing about DNS at call time; bot/references/network.py
+makes the same check (`private_host`) on the addresses of every connection, when it is made.
 """
 
 from __future__ import annotations
