@@ -33,15 +33,17 @@ class Ctx:
     stop_reasons: dict[int, str] = field(default_factory=dict)
     # Set while a turn of the task runs in this process (rooms.turns.run_turn): setting it stops
     # that turn, which is recorded as interrupted while its driver goes on (`arbitrate now`).
-    turn_interrupts: dict[int, asyncio.Event] = field(default_factory=dict)
+    # A future, not an Event: run_turn waits on it beside the run itself, with no task of its own.
+    turn_interrupts: dict[int, asyncio.Future[None]] = field(default_factory=dict)
 
     def interrupt_turn(self, task_id: int, reason: str) -> bool:
         """Stop the task's running turn here, if any, without stopping its driver."""
-        event = self.turn_interrupts.get(task_id)
-        if event is None:
+        stop = self.turn_interrupts.get(task_id)
+        if stop is None:
             return False
         self.stop_reasons[task_id] = reason
-        event.set()
+        if not stop.done():
+            stop.set_result(None)
         return True
 
     def now(self) -> float:

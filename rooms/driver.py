@@ -166,10 +166,10 @@ async def step(
         if run.interrupted:  # `arbitrate now`: the driver goes on to the summon
             await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
             return
-        # Read the human messages again: people may have written while the turn ran.
-        messages = await ctx.store.messages(task.id)
+        # Read the human messages and the task again, in one round trip: people may have
+        # written while the turn ran, or called the arbiter.
+        messages, fresh = await ctx.store.messages_and_task(task.id)
         after = before.after(turn, messages, ctx.now())
-        fresh = await ctx.store.task(task.id)  # a person may have called the arbiter meanwhile
         if fresh is not None and fresh.summon != task.summon:
             after = replace(after, task=task.model_copy(update={"summon": fresh.summon}))
         change = await protocol.decide(after, turn, run)

@@ -126,11 +126,11 @@ async def run_turn(
     progress = Progress(ctx.platform, room, spec.request.role, seq)
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
-    stop = ctx.turn_interrupts[task_id] = asyncio.Event()
-    stopper = asyncio.create_task(stop.wait())
+    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    ctx.turn_interrupts[task_id] = stop
     interrupted = False
     try:
-        await asyncio.wait({work, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({work, stop}, return_when=asyncio.FIRST_COMPLETED)
         if not work.done():
             interrupted = outcome.interrupted = True
     except asyncio.CancelledError:
@@ -140,11 +140,10 @@ async def run_turn(
         if ctx.turn_interrupts.get(task_id) is stop:
             del ctx.turn_interrupts[task_id]
         keeper.cancel()
-        stopper.cancel()
         if not work.done():
             work.cancel()  # we were cancelled or interrupted: stop the agent
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(work, keeper, stopper, return_exceptions=True)
+            await asyncio.gather(work, keeper, return_exceptions=True)
         if interrupted or outcome.lost_lease:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5):

@@ -370,6 +370,16 @@ class Store(OutboxStore, PanelStore, PruneStore):
     async def messages(self, task_id: int) -> list[Message]:
         return await self._read(lambda db: history_rows.messages(db, task_id))
 
+    async def messages_and_task(self, task_id: int) -> tuple[list[Message], Task | None]:
+        """The task's human messages and the task, in one round trip (what the driver reads
+        again once a turn has run: people may have written or called the arbiter meanwhile)."""
+
+        def read(db: sqlite3.Connection) -> tuple[list[Message], Task | None]:
+            row = db.execute("SELECT * FROM tasks WHERE id=?", (task_id,)).fetchone()
+            return history_rows.messages(db, task_id), to_task(row) if row else None
+
+        return await self._read(read)
+
     async def firings(self, task_id: int) -> list[FiringRow]:
         return await self._read(lambda db: history_rows.firings(db, task_id))
 

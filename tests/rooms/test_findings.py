@@ -108,6 +108,21 @@ def test_fingerprint_covers_every_part_of_a_round() -> None:
     assert len(base) == 64 and int(base, 16) >= 0
 
 
+def test_fingerprint_memo_gives_what_computing_gives_and_stays_bounded() -> None:
+    from rooms.judge import fingerprint as fp
+
+    round_ = ("DONE\nx", "CHANGES_REQUESTED\n- a\n- b", ["DONE", "CHANGES_REQUESTED"], "t1")
+    first = fp.fingerprint(*round_)
+    assert fp.fingerprint(*round_) == first == fp._fingerprint(*round_)  # a hit, then computed
+    # The same characters split otherwise between the owner and the reviewer are another round.
+    assert fp.fingerprint("DONE\nab", "c") == fp._fingerprint("DONE\nab", "c", [], None)
+    assert fp.fingerprint("DONE\na", "bc") == fp._fingerprint("DONE\na", "bc", [], None)
+    for i in range(fp._MEMO_SIZE + 10):
+        fp.fingerprint(f"DONE\nround {i}", "CHANGES_REQUESTED\n- a")
+    assert len(fp._memo) == fp._MEMO_SIZE
+    assert fp.fingerprint(*round_) == first  # evicted, computed again
+
+
 def test_similarity_ignores_order_and_scores_unrelated_lists_low() -> None:
     assert similarity(["a b c", "d e f"], ["d e f", "a b c"]) == 1.0
     assert (
