@@ -59,6 +59,12 @@ class Pair:
     engines: list[Engine]
 
 
+# Longer than any of these tests may take (their timeouts are 60 s): no engine here dies, so a
+# lease that ran out could only mean a heartbeat late under load, and the other engine taking
+# over a turn that is still running. With it, who runs what is decided by the claims alone.
+LEASE_S = 120.0
+
+
 @asynccontextmanager
 async def two_engines(path: str) -> AsyncIterator[Pair]:
     policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
@@ -66,7 +72,7 @@ async def two_engines(path: str) -> AsyncIterator[Pair]:
     runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
     platforms = [RecordingPlatform(), RecordingPlatform()]
     engines = [
-        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=0.6)
+        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=LEASE_S)
         for i in range(2)
     ]
     try:
