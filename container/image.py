@@ -69,11 +69,16 @@ def runner_requirements() -> str:
     return "\n".join(lines) + "\n"
 
 
+def wheelhouse_dir(cache_dir: Path | None, requirements: str) -> Path:
+    """The cache folder of the wheels for `requirements`, keyed by their text."""
+    key = hashlib.sha256(f"{PYTHON_VERSION}\n{requirements}".encode()).hexdigest()[:16]
+    return (cache_dir or cache_root()) / f"wheelhouse-{key}"
+
+
 def fetch_wheelhouse(cache_dir: Path | None = None, requirements: str | None = None) -> Path:
     """Wheels for `requirements` (and pip itself) in a cache folder keyed by their text."""
     requirements = requirements or runner_requirements()
-    key = hashlib.sha256(f"{PYTHON_VERSION}\n{requirements}".encode()).hexdigest()[:16]
-    target = (cache_dir or cache_root()) / f"wheelhouse-{key}"
+    target = wheelhouse_dir(cache_dir, requirements)
     if (target / ".complete").exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
@@ -136,8 +141,7 @@ def default_inputs(cache_dir: Path | None = None, *, fetch: bool = False) -> Con
     if fetch:
         wheelhouse, codex = fetch_wheelhouse(cache_dir, requirements), fetch_codex(cache_dir)
     else:
-        key = hashlib.sha256(f"{PYTHON_VERSION}\n{requirements}".encode()).hexdigest()[:16]
-        wheelhouse = (cache_dir or cache_root()) / f"wheelhouse-{key}"
+        wheelhouse = wheelhouse_dir(cache_dir, requirements)
         if not (wheelhouse / ".complete").exists():
             raise ImageError(f"no wheelhouse at {wheelhouse}: run `{FETCH_COMMAND}`")
         found = find_codex(cache_dir)

@@ -42,7 +42,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from container.limits import TailBuffer, runner_env
@@ -59,7 +59,9 @@ class LocalBackend:
 
     `command` replaces `python -P -m <runner_module>` (tests run misbehaving runner programs
     through the real supervision this way); the agent type is always appended as the last
-    argument."""
+    argument. `clock` (seconds; default the event loop's) is what the idle and hard timeouts
+    are measured on: a test can start it when its fake model sees the request, so a timeout
+    decides the same however slowly a loaded machine starts the agent CLI."""
 
     def __init__(
         self,
@@ -73,6 +75,7 @@ class LocalBackend:
         exit_drain_s: float = 2.0,
         stderr_tail_bytes: int = 4096,
         homes: str | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -83,6 +86,7 @@ class LocalBackend:
         self.exit_drain_s = exit_drain_s
         self.stderr_tail_bytes = stderr_tail_bytes
         self.homes = homes
+        self.clock = clock
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
@@ -139,6 +143,7 @@ class _Supervised:
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
         self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes)
         self.stop_note = ""
+        self.clock = backend.clock or asyncio.get_running_loop().time
         self._tasks: list[asyncio.Task[None]] = []
 
     async def events(self, request_line: bytes) -> AsyncGenerator[RunEvent, None]:
@@ -156,16 +161,15 @@ class _Supervised:
                 yield ending
 
     async def _read(self) -> AsyncIterator[RunEvent]:
-        loop = asyncio.get_running_loop()
-        spec, proc, output = self.spec, self.proc, self.output
+        clock, spec, proc, output = self.clock, self.spec, self.proc, self.output
         assert proc.stdout is not None
-        start = last_event = loop.time()
+        start = last_event = clock()
         exited_at: float | None = None
         exit_task = asyncio.create_task(proc.wait())
         read_task: asyncio.Task[bytes] | None = None
         try:
             while True:
-                now = loop.time()
+                now = clock()
                 idle_at, hard_at = last_event + spec.idle_timeout_s, start + spec.hard_timeout_s
                 deadline = min(idle_at, hard_at)
                 if exited_at is not None:
@@ -187,7 +191,7 @@ class _Supervised:
                     waiting, timeout=deadline - now, return_when=asyncio.FIRST_COMPLETED
                 )
                 if exited_at is None and exit_task.done():
-                    exited_at = loop.time()
+                    exited_at = clock()
                     _killpg(self.pgid, signal.SIGKILL)  # leftovers of the group, not the leader
                 if not read_task.done():
                     continue
@@ -199,10 +203,10 @@ class _Supervised:
                     yield event
                     # Counted from when the consumer takes the next one: time spent handling
                     # an event (posting it to a chat) is not the runner's silence.
-                    last_event = loop.time()
+                    last_event = clock()
             for event in output.finish():
                 yield event
-            await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, loop.time() + 5))
+            await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, clock() + 5))
         finally:
             for task in (read_task, exit_task):
                 if task is not None and not task.done():
@@ -212,7 +216,7 @@ class _Supervised:
 
     async def _wait_exit(self, exit_task: asyncio.Task[int], until: float) -> None:
         """stdout is closed; the runner should exit now. If it does not, it is stopped."""
-        timeout = max(0.0, until - asyncio.get_running_loop().time())
+        timeout = max(0.0, until - self.clock())
         try:
             await asyncio.wait_for(asyncio.shield(exit_task), timeout)
         except TimeoutError:

@@ -34,3 +34,9 @@ def test_the_readme_names_the_mypy_targets_the_script_checks() -> None:
     readme = (ROOT / "README.md").read_text()
     assert f"`mypy {targets}`" in readme
     assert "`doctor` exits 0 when" in readme
+
+
+def test_every_run_lists_its_slowest_tests() -> None:
+    # A CI log then says where the suite's time goes without a second, instrumented run.
+    [call] = [line for line in SCRIPT.splitlines() if line.startswith("python -m pytest")]
+    assert re.search(r"--durations=\d+", call)

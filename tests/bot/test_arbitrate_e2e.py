@@ -11,9 +11,11 @@ approves → the owner wraps up → closed. Both rulings are applied and the sto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -23,8 +25,8 @@ from tests.bot.test_chat_cli import TRIBUNAL, _env
 from tests.bot.test_console_e2e import _bash, _git_workspace
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
+    held,
     prompt_contains,
-    slow,
     structured,
     system_contains,
     text,
@@ -40,6 +42,14 @@ REWORDED = [
     "CHANGES_REQUESTED\n- Passing b=0 still ends in ZeroDivisionError rather than the error asked",
     "CHANGES_REQUESTED\n- Nothing moved: dividing by nothing has to be reported as a bad value",
 ]
+
+
+def _pending_summon(tmp_path: Path) -> str | None:
+    """The task's stored summon (a person's `/arbitrate` not yet acted on), read from the store."""
+    db = tmp_path / "data" / "tribunal.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        row = conn.execute("SELECT summon FROM tasks").fetchone()
+    return None if row is None else row[0]
 
 
 def _ruling(verdict: str, **fields: object) -> dict[str, object]:
@@ -69,10 +79,15 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
     )
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as fake:
         fake.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nWrapped up.")])
-        # The owner's fix is slow, so the person's `/arbitrate` arrives while it runs.
+        # The owner's fix waits for its model until the person's `/arbitrate` is in the store,
+        # so the request surely arrives while the turn runs, however loaded the machine.
+        fix_may_answer = threading.Event()
         fake.script(
             OWNER & prompt_contains("RAISE-VALUEERROR"),
-            [slow(_bash(fix), 3), text("DONE\nFIXED-PER-RULING: div() raises ValueError")],
+            [
+                held(_bash(fix), fix_may_answer),
+                text("DONE\nFIXED-PER-RULING: div() raises ValueError"),
+            ],
         )
         fake.script(
             OWNER,
@@ -115,7 +130,13 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
             ):
                 assert chat.poll() is None and time.monotonic() < deadline, "no fix turn"
                 time.sleep(0.2)
-            out, err = chat.communicate(input=f"/arbitrate {NOTE}\n", timeout=300)
+            chat.stdin.write(f"/arbitrate {NOTE}\n")
+            chat.stdin.flush()
+            while _pending_summon(tmp_path) is None:
+                assert chat.poll() is None and time.monotonic() < deadline, "no summon stored"
+                time.sleep(0.1)
+            fix_may_answer.set()
+            out, err = chat.communicate(timeout=300)
         finally:
             if chat.poll() is None:
                 chat.kill()

@@ -7,6 +7,10 @@
   content-keyed tags, so later sessions take ~2 s). Needs the wheelhouse and the Codex CLI in the
   cache folder: `python -m container.image fetch` (tests/run does it). Without them, or without
   debootstrap, the tests skip, unless TRIBUNAL_REQUIRE_ENGINE=1 (CI), where they fail.
+- `small_inputs` (function): the image's inputs cut down to what its build steps need (only pip
+  in the wheelhouse, a stub Codex, the real runners), set up as the cache folder and CODEX_BIN,
+  for tests of the build's own paths (errors, the bot building a missing image): the real
+  Dockerfile through the same code, without sending hundreds of MB the tests do not look at.
 - `make_backend` (function): DockerBackends with their own instance id and the test runner
   programs (tests/container/programs) mounted read-only at /opt/test-runners; at the end every
   container of those instances is removed and the test fails if one was left.
@@ -15,6 +19,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -22,9 +27,10 @@ from typing import Any
 
 import pytest
 
+import container.image
 from container.docker_backend import DockerBackend
 from container.docker_pool import MANAGED, DockerConfig
-from container.image import ImageError, build_image, default_inputs
+from container.image import ContextInputs, ImageError, build_image, default_inputs, wheelhouse_dir
 from runners.protocol import RunEvent, RunRequest, RunSpec
 from tests.fakes.podman import engine, ensure_base_image
 from tests.fakes.required import unavailable
@@ -63,6 +69,25 @@ def runner_image(docker_client: Any, base_image: str) -> str:
         raise
     build_image(docker_client, tag=TEST_IMAGE, base=base_image, inputs=inputs)
     return TEST_IMAGE
+
+
+@pytest.fixture
+def small_inputs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ContextInputs:
+    try:
+        [pip_wheel, *_] = sorted(default_inputs().wheelhouse.glob("pip-*.whl"))
+    except (ImageError, ValueError) as exc:
+        _unavailable(f"no cached wheelhouse with pip: {exc}")
+    requirements = "pip\n"  # pip itself: the Dockerfile's install step has one wheel to install
+    monkeypatch.setattr(container.image, "runner_requirements", lambda: requirements)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    wheelhouse = wheelhouse_dir(None, requirements)
+    wheelhouse.mkdir(parents=True)
+    shutil.copy2(pip_wheel, wheelhouse / pip_wheel.name)
+    (wheelhouse / ".complete").write_text(requirements)
+    codex = tmp_path / "codex"
+    codex.write_text("#!/bin/sh\necho 'codex stub'\n")
+    monkeypatch.setenv("CODEX_BIN", str(codex))
+    return default_inputs()
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def test_built_image_has_the_runners_the_tools_and_a_non_root_user(
 @pytest.mark.engine
 @pytest.mark.timeout(300)
 def test_unusable_base_fails_with_the_build_log(
-    docker_client: Any, tmp_path: Path, runner_image: str
+    docker_client: Any, tmp_path: Path, small_inputs: ContextInputs
 ) -> None:
     busybox = shutil.which("busybox")
     if busybox is None:
@@ -144,7 +144,12 @@ def test_unusable_base_fails_with_the_build_log(
     image_id = _imported_id(answer)
     try:
         with pytest.raises(ImageError, match="image build failed") as failure:
-            build_image(docker_client, tag="localhost/tribunal-broken:test", base=image_id)
+            build_image(
+                docker_client,
+                tag="localhost/tribunal-broken:test",
+                base=image_id,
+                inputs=small_inputs,
+            )
         assert "apt-get" in str(failure.value)  # the base lacks git, and apt to get it
         with pytest.raises(Exception):  # noqa: B017  (ImageNotFound: nothing was tagged)
             docker_client.images.get("localhost/tribunal-broken:test")
@@ -155,13 +160,15 @@ def test_unusable_base_fails_with_the_build_log(
 @pytest.mark.engine
 @pytest.mark.timeout(300)
 def test_a_base_the_engine_lacks_and_cannot_pull_says_what_to_do(
-    docker_client: Any, runner_image: str
+    docker_client: Any, small_inputs: ContextInputs
 ) -> None:
     """Offline, the default base cannot be pulled: the error names --base and a local base.
     (The base's registry is `localhost`, so the failed pull never leaves this machine.)"""
     base = "localhost:9/tribunal-absent-base:none"
     with pytest.raises(ImageError, match="image build failed") as failure:
-        build_image(docker_client, tag="localhost/tribunal-nobase:test", base=base)
+        build_image(
+            docker_client, tag="localhost/tribunal-nobase:test", base=base, inputs=small_inputs
+        )
     said = str(failure.value)
     assert f"The base image {base} is not on the engine and could not be pulled" in said
     assert "tribunal image build --base IMAGE" in said and "Python 3.11" in said

@@ -165,6 +165,7 @@ async def test_backend_local_starts_no_engine(
     assert warn.getvalue() == ""
 
 
+@pytest.mark.usefixtures("small_inputs")
 def test_a_missing_image_is_built_on_the_engine_with_progress_lines(
     monkeypatch: pytest.MonkeyPatch, docker_client: Any, base_image: str, tmp_path: Path
 ) -> None:

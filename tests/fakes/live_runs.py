@@ -52,6 +52,24 @@ def only(events: list[RunEvent], kind: str) -> list[RunEvent]:
     return [e for e in events if e.kind == kind]
 
 
+def clock_from_first_call(fake: Any, patience_s: float = 60.0) -> Callable[[], float]:
+    """A LocalBackend clock that stands at 0 until `fake` (a ScriptedServer) has been asked its
+    first model call, then runs in seconds: an idle timeout on it counts from the moment the
+    agent CLI asked the model, not from its start-up, which a loaded machine stretches. A CLI
+    that never asks starts it after `patience_s`, so the timeouts still end that run."""
+    created = time.monotonic()
+    started: list[float] = []
+
+    def now() -> float:
+        if not started:
+            if not fake.calls and time.monotonic() - created < patience_s:
+                return 0.0
+            started.append(time.monotonic())
+        return time.monotonic() - started[0]
+
+    return now
+
+
 # ---------------------------------------------------------------------------- processes
 
 

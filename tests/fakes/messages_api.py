@@ -30,7 +30,8 @@ gives a started fake (import it into the test module).
 
 Replies: `text(...)`, `tool_use(name, input)` (several tools in one reply: `tool_uses(...)`),
 `structured(obj)` (see below), `api_error(status, ...)`; each takes `usage=Usage(...)`; a slow
-model is `slow(reply, seconds)`. Matchers: `system_contains`, `prompt_contains` (any user text),
+model is `slow(reply, seconds)`, one that answers when the test sets a threading.Event
+`held(reply, event)`. Matchers: `system_contains`, `prompt_contains` (any user text),
 `has_tool_result`, `tool_offered`, `nth_call` (0-based, over all /v1/messages calls),
 `any_request`; combine them with `&`, `|` and `~`. A script with `repeat_last=True` keeps
 answering with its last reply.
@@ -70,6 +71,7 @@ from tests.fakes.messages_script import (
     Usage,
     api_error,
     has_tool_result,
+    held,
     ids,
     slow,
     structured,
@@ -102,6 +104,7 @@ __all__ = [
     "api_error",
     "fake_messages_api",
     "has_tool_result",
+    "held",
     "nth_call",
     "prompt_contains",
     "slow",
@@ -214,7 +217,7 @@ class _Handler(FakeHandler[RecordedRequest]):
         if route != "/v1/messages":
             return self._error(404, "not_found_error", f"no POST {route}")
         reply = self.fake._choose(request)
-        if reply.delay_s and self.fake._delay(reply.delay_s):
+        if reply.delay_s and self.fake._delay(reply.delay_s, reply.release):
             return  # stopping: drop the connection unanswered
         if reply.status != 200:
             return self._error(reply.status, reply.error_type, reply.blocks[0]["text"])

@@ -7,6 +7,7 @@ with the matchers both fakes share (tests/fakes/scripted_api.py).
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,6 +41,8 @@ class Reply:
     status: int = 200
     error_type: str = ""
     delay_s: float = 0.0  # wait this long before answering (cut short when the fake stops)
+    # With delay_s: answer as soon as this is set (a test decides when the model answers).
+    release: threading.Event | None = field(default=None, compare=False)
     # Set by `structured()`: for a request without the StructuredOutput tool (the anthropic SDK
     # with output_config), the object is sent as JSON text instead.
     structured: dict[str, Any] | None = None
@@ -81,6 +84,12 @@ def api_error(
 def slow(reply: Reply, seconds: float) -> Reply:
     """The same reply, sent after `seconds` (for timeouts and cancellation)."""
     return replace(reply, delay_s=seconds)
+
+
+def held(reply: Reply, release: threading.Event, at_most_s: float = 120.0) -> Reply:
+    """The same reply, sent once the test sets `release` (or after `at_most_s`): the model is
+    busy exactly as long as the test needs, whatever the machine's load."""
+    return replace(reply, delay_s=at_most_s, release=release)
 
 
 # ---------------------------------------------------------------------------- requests

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -152,9 +153,16 @@ class ScriptedServer(Generic[RequestT, ReplyT]):
         with self._lock:
             self.requests.append(request)
 
-    def _delay(self, seconds: float) -> bool:
-        """Wait `seconds` (a slow model); True when the fake is stopping (the wait is cut short)."""
-        return self._stopping.wait(seconds)
+    def _delay(self, seconds: float, release: threading.Event | None = None) -> bool:
+        """Wait `seconds` (a slow model), or until `release` is set; True when the fake is
+        stopping (the wait is cut short)."""
+        if release is None:
+            return self._stopping.wait(seconds)
+        deadline = time.monotonic() + seconds
+        while not release.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            if self._stopping.is_set() or time.monotonic() >= deadline:
+                break
+        return self._stopping.is_set()
 
     # -- lifecycle
 

@@ -8,8 +8,10 @@ TRIBUNAL_HTTP_PORT come from the environment, as in production. SCRIPT names one
 It runs the real `bot.serve.serve` with the adapters `configured_adapters` builds from those
 settings (HTTP mode here), until SIGTERM, or until SIGKILL. With SLACK_CHILD_GATE_FILE set,
 the "whole" script's first owner turn ends only once that file exists. The only change from
-production is a short task and outbox lease, so a restarted process takes over a dead one's work
-in a second.
+production is a short task and outbox lease (SLACK_CHILD_LEASE_S, default 1 s), so a restarted
+process takes over a dead one's work in a second; a test where no process dies passes a lease
+longer than itself, so a heartbeat late under load cannot hand a running turn or a row in
+delivery over.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from bot.settings import load_settings
 from rooms.engine import Engine
 from tests.fakes.runner import Reply, Script, ScriptedRunner, hang
 
-LEASE_S = 1.0
+LEASE_S = float(os.environ.get("SLACK_CHILD_LEASE_S", "1.0"))
 GATE = asyncio.Event()  # created outside a loop: fine on 3.10+, bound when first awaited
 SCRIPTS: dict[str, Script] = {
     # The owner's turn is posted, and the parent's fake Slack kills us before we hear back.

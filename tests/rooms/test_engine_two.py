@@ -59,14 +59,24 @@ class Pair:
     engines: list[Engine]
 
 
+# Longer than a test may take (their timeouts are 60 s), for a test where no engine stops: a
+# lease that ran out could only mean a heartbeat late under load, and the other engine taking
+# over a turn still running (run twice) or a row in delivery (posted twice). With it, who runs
+# what is decided by the claims alone.
+LONG_LEASE_S = 120.0
+# For a test where an engine stops: the other takes over its outbox rows once their claims end
+# (stopping releases the tasks' leases, not a row claimed mid-delivery).
+SHORT_LEASE_S = 0.6
+
+
 @asynccontextmanager
-async def two_engines(path: str) -> AsyncIterator[Pair]:
+async def two_engines(path: str, lease_s: float) -> AsyncIterator[Pair]:
     policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
     stores = [await Store.open(path), await Store.open(path)]
     runners = [ScriptedRunner(decide=scripted), ScriptedRunner(decide=scripted)]
     platforms = [RecordingPlatform(), RecordingPlatform()]
     engines = [
-        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=0.6)
+        Engine(stores[i], runners[i], platforms[i], policies, engine_id=f"E{i}", lease_s=lease_s)
         for i in range(2)
     ]
     try:
@@ -82,7 +92,7 @@ async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
     await _open_tasks(path)
 
-    async with two_engines(path) as pair:
+    async with two_engines(path, LONG_LEASE_S) as pair:
         await asyncio.gather(*(e.start() for e in pair.engines))
         async with asyncio.timeout(60):
             await asyncio.gather(*(e.idle() for e in pair.engines))
@@ -107,7 +117,7 @@ async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
 async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.db")
     await _open_tasks(path)
-    async with two_engines(path) as pair:
+    async with two_engines(path, SHORT_LEASE_S) as pair:
         await pair.engines[0].start()
         await pair.runners[0].wait_calls(TASKS + 2)  # E0 holds every task and is mid-way
         await pair.engines[1].start()  # E1 waits on E0's leases

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import string
 
 import pytest
 from hypothesis import given
@@ -251,8 +251,17 @@ DECORATIONS = ["{w}", "**{w}**", "VERDICT: {w}", "{w}.", "{w} — and more", "##
 
 # Prose lines that can never be read as a marker: lower-case words, none of them an alias that
 # is accepted in any case.
-prose_line = st.from_regex(r"[a-z]{1,8}( [a-z0-9,.]{1,8}){0,5}", fullmatch=True).filter(
-    lambda s: re.match(r"[a-z]+", s).group() not in {"lgtm", "approved"}  # type: ignore[union-attr]
+# The lines of `[a-z]{1,8}( [a-z0-9,.]{1,8}){0,5}`, drawn word by word: st.from_regex gave the
+# same lines at a fraction of the speed (12+ of them per example took 5 s a test).
+prose_line = st.builds(
+    lambda first, rest: " ".join([first, *rest]),
+    st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8).filter(
+        lambda word: word not in {"lgtm", "approved"}
+    ),
+    st.lists(
+        st.text(alphabet=string.ascii_lowercase + string.digits + ",.", min_size=1, max_size=8),
+        max_size=5,
+    ),
 )
 # Text for inside a hidden block: anything without line breaks that cannot end the block.
 hidden_line = st.text(

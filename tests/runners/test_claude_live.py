@@ -17,7 +17,14 @@ import pytest
 from container.local import LocalBackend
 from runners.protocol import AGENT, IDLE_TIMEOUT, RunEvent, RunSpec
 from tests.fakes.claude_cli import claude_marks
-from tests.fakes.live_runs import collect, live_spec, only, processes_with_env, running
+from tests.fakes.live_runs import (
+    clock_from_first_call,
+    collect,
+    live_spec,
+    only,
+    processes_with_env,
+    running,
+)
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
     Usage,
@@ -298,9 +305,11 @@ async def test_idle_timeout_stops_runner_and_claude_code(
     marker = f"TRIBUNAL_TEST_{uuid.uuid4().hex}"
     fake.script(system_contains(""), [slow(text("too late"), 60)])
     spec = run_spec(fake, workspace, home, env={marker: "1"}).model_copy(
-        update={"idle_timeout_s": 15.0}
+        update={"idle_timeout_s": 1.0}
     )
-    events = await collect(spec, LocalBackend(kill_grace_s=2.0))
+    # The idle second counts from the model call: Claude Code is mid-request when it fires.
+    backend = LocalBackend(kill_grace_s=2.0, clock=clock_from_first_call(fake))
+    events = await collect(spec, backend)
     assert events[-1].code == IDLE_TIMEOUT
     assert fake.calls, "Claude Code had asked the model before the timeout"
     assert processes_with_env(marker) == []

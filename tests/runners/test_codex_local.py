@@ -12,7 +12,13 @@ import pytest
 from container.local import LocalBackend
 from runners.protocol import IDLE_TIMEOUT, RunSpec
 from tests.fakes.codex import needs_codex
-from tests.fakes.live_runs import codex_home_env, collect, live_spec, processes_with_env
+from tests.fakes.live_runs import (
+    clock_from_first_call,
+    codex_home_env,
+    collect,
+    live_spec,
+    processes_with_env,
+)
 from tests.fakes.responses_api import (
     FakeResponsesAPI,
     Usage,
@@ -105,9 +111,11 @@ async def test_idle_timeout_stops_the_runner_and_codex(
     marker = f"TRIBUNAL_TEST_{uuid.uuid4().hex}"
     fake.script(last_prompt_contains("Change"), [delayed(text("too late"), 60)])
     spec = run_spec(fake, workspace, tmp_path / "home", env={marker: "1"}).model_copy(
-        update={"idle_timeout_s": 15.0}
+        update={"idle_timeout_s": 1.0}
     )
-    events = await collect(spec, LocalBackend(kill_grace_s=2.0))
+    # The idle second counts from the model call: Codex is mid-request when it fires.
+    backend = LocalBackend(kill_grace_s=2.0, clock=clock_from_first_call(fake))
+    events = await collect(spec, backend)
     assert events[-1].code == IDLE_TIMEOUT
     assert fake.calls, "Codex had asked the model before the timeout"
     assert processes_with_env(marker) == []

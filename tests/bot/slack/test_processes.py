@@ -60,7 +60,12 @@ def write_config(tmp_path: Path) -> Path:
 
 @asynccontextmanager
 async def serve_child(
-    config: Path, script: str, fake: FakeSlack, port: int, gate: Path | None = None
+    config: Path,
+    script: str,
+    fake: FakeSlack,
+    port: int,
+    gate: Path | None = None,
+    lease_s: float | None = None,
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TRIBUNAL_", "SLACK_"))}
     env.update(
@@ -72,6 +77,8 @@ async def serve_child(
     )
     if gate is not None:
         env["SLACK_CHILD_GATE_FILE"] = str(gate)
+    if lease_s is not None:
+        env["SLACK_CHILD_LEASE_S"] = str(lease_s)
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.fakes.slack_child", str(config), script, env=env, cwd=ROOT
     )
@@ -119,6 +126,18 @@ async def until_closed(db: Path, room: RoomRef, timeout: float = 60.0) -> Task:
             if task is not None and task.status == "closed":
                 return task
             await asyncio.sleep(0.2)
+
+
+async def until_delivered(db: Path, platform: str, timeout: float = 60.0) -> None:
+    """Until no row of `platform` is pending: the last posts of a closed task go out after it
+    closed, and a process stopped before then has not posted them (nor marked a post sent)."""
+    store = await Store.open(str(db))
+    try:
+        async with asyncio.timeout(timeout):
+            while await store.count_pending(platforms=frozenset({platform})):
+                await asyncio.sleep(0.2)
+    finally:
+        await store.close()
 
 
 async def test_sigkill_between_a_post_and_its_mark_does_not_post_it_twice(tmp_path: Path) -> None:
@@ -172,7 +191,8 @@ async def test_slack_serve_and_the_console_on_one_database_each_do_only_their_ow
     async with fake_slack() as fake:
         fake.roots.add(ts)
         gate = tmp_path / "let-the-slack-owner-finish"
-        async with serve_child(config, "whole", fake, port, gate):
+        # No process dies here: a lease longer than the test (see tests/fakes/slack_child.py).
+        async with serve_child(config, "whole", fake, port, gate, lease_s=120):
             await mention(port, "build the slack thing", ts)
             # Meanwhile, in this process, the console room on the same database.
             console_runner = ScriptedRunner(
@@ -199,6 +219,7 @@ async def test_slack_serve_and_the_console_on_one_database_each_do_only_their_ow
             async with asyncio.timeout(120):
                 assert await console == 0
             slack_task = await until_closed(tmp_path / "tribunal.db", room)
+            await until_delivered(tmp_path / "tribunal.db", "slack")
         printed = out.getvalue()
         assert "console wrap-up" in printed and "slack" not in printed.lower()
         prompts = [c.prompt for c in console_runner.calls]
@@ -211,7 +232,10 @@ async def test_slack_serve_and_the_console_on_one_database_each_do_only_their_ow
             turns = await store.turns(slack_task.id)
         finally:
             await store.close()
-        assert all(r.status == "sent" and r.attempts == 1 for r in rows)  # none tried by both
+        # None tried by both, nor twice.
+        assert all(r.status == "sent" and r.attempts == 1 for r in rows), [
+            (r.id, r.room.platform, r.status, r.attempts, r.last_error, r.text[:40]) for r in rows
+        ]
         slack_ids = {r.message_id for r in rows if r.room.platform == "slack"}
         assert slack_ids and slack_ids <= set(fake.messages)
         assert not {r.message_id for r in rows if r.room.platform == "console"} & set(fake.messages)
