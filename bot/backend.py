@@ -210,6 +210,8 @@ def docker_config(settings: Settings, proxy_socket_dir: Path | None = None) -> D
         mem_limit=d.mem_limit,
         nano_cpus=d.nano_cpus,
         pids_limit=d.pids_limit,
+        max_idle_s=d.retire_idle_s,
+        max_per_group=d.max_containers_per_group,
         proxy_socket_dir=str(proxy_socket_dir) if proxy_socket_dir else None,
     )
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_references import ReferenceSettings
+from container.docker_pool import DockerConfig
 from rooms.arena.limits import ArenaLimits
 from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import Role
@@ -225,7 +226,12 @@ class DockerSettings(_Section):
     is stable across restarts and distinct for two bots with two data folders.
 
     `idle_timeout_s` / `hard_timeout_s`: ceilings for container turns; each group's `timeouts`
-    apply to its turns, capped by these."""
+    apply to its turns, capped by these.
+
+    `retire_idle_s` / `max_containers_per_group`: a runner container per (group, role, task
+    worktree) is kept while its task goes on (its agents' HOME with it); one unused that long,
+    or past that many in its group (least recently used first), is removed
+    (container/docker_pool.py)."""
 
     image: str = Field("tribunal-runner:latest", min_length=1)
     mem_limit: str = "4g"
@@ -234,6 +240,8 @@ class DockerSettings(_Section):
     idle_timeout_s: float = Field(300.0, gt=0)
     hard_timeout_s: float = Field(1800.0, gt=0)
     concurrency: int = Field(5, ge=1)
+    retire_idle_s: float = Field(DockerConfig.max_idle_s, gt=0)
+    max_containers_per_group: int = Field(DockerConfig.max_per_group, ge=1)
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
 

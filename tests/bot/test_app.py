@@ -376,12 +376,15 @@ def test_docker_settings_defaults_and_the_config_made_from_them(
     assert config.instance == settings.docker_instance
     assert (config.image, config.network_mode) == ("tribunal-runner:latest", "none")
     assert (config.mem_limit, config.nano_cpus, config.pids_limit) == ("4g", 2_000_000_000, 512)
+    assert (config.max_idle_s, config.max_per_group) == (6 * 3600.0, 6)
 
     Path("tribunal.toml").write_text(
         '[docker]\nnetwork_mode = "host"\ninstance = "team-a"\nimage = "runner:9"\n'
+        "retire_idle_s = 600\nmax_containers_per_group = 9\n"
     )
     config = docker_config(load_settings(env_file=None))
     assert (config.network_mode, config.instance, config.image) == ("host", "team-a", "runner:9")
+    assert (config.max_idle_s, config.max_per_group) == (600.0, 9)
 
 
 def test_default_instance_is_stable_per_data_folder(

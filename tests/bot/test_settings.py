@@ -469,3 +469,17 @@ def test_bad_settings_name_the_field(
         load_settings()
     assert any(expected in line for line in caught.value.lines), caught.value.lines
     assert "12345" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("toml", "error"),
+    [
+        ("retire_idle_s = 0", "docker.retire_idle_s"),
+        ("max_containers_per_group = 0", "docker.max_containers_per_group"),
+    ],
+)
+def test_container_retirement_limits_are_checked(toml: str, error: str) -> None:
+    write(Path("tribunal.toml"), f"[docker]\n{toml}\n")
+    with pytest.raises(SettingsError) as raised:
+        load_settings()
+    assert error in str(raised.value)
