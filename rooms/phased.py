@@ -29,7 +29,7 @@ from rooms.deliberation import Ask, Conclusion, Post, Reply
 from rooms.escalations import ask as ask_people
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
 from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
-from rooms.model import GroupPolicy, Task, Turn
+from rooms.model import Firing, GroupPolicy, Task, Turn
 from rooms.outputs import post, turn_end
 from rooms.protocol import Step, TurnStart, decided
 from rooms.records import Change, OutboxDraft
@@ -195,13 +195,7 @@ class PhasedProtocol(Generic[S]):
                 return decided(self.table, task, change)
             if m.phase(state) != task.status:
                 change.event = m.phase(state)
-        over = _ceiling(
-            step.limits,
-            turns=len(step.history.turns),  # this turn included, as the pair counts
-            tokens=task.tokens + run.usage.tokens,
-            cost_usd=task.cost_usd + run.usage.cost_usd,
-            elapsed=step.now - task.created_at,
-        )
+        over = over_ceiling(step, run)
         if over is not None:  # the same ceilings as the pair's: the people decide whether it ends
             change.event = PEOPLE
             change.escalation = ask_people(
@@ -215,6 +209,19 @@ class PhasedProtocol(Generic[S]):
                 reason=over.reason,
             )
         return decided(self.table, task, change)
+
+
+def over_ceiling(step: Step, run: RunOutcome) -> Firing | None:
+    """The task ceiling `run` reaches (None: none), counted as the pair counts: this turn
+    included, and without the time spent waiting for people (also the pair's resolving phase)."""
+    task = step.task
+    return _ceiling(
+        step.limits,
+        turns=len(step.history.turns),
+        tokens=task.tokens + run.usage.tokens,
+        cost_usd=task.cost_usd + run.usage.cost_usd,
+        elapsed=step.now - task.created_at - step.history.waited_s,
+    )
 
 
 def ask_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:

@@ -23,14 +23,13 @@ from dataclasses import dataclass, replace
 from rooms.deliberation import Ask, Conclusion, Reply
 from rooms.escalations import ask as ask_people
 from rooms.history import History
-from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
 from rooms.judge.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER
 from rooms.judge.verdicts import parse_ruling
 from rooms.model import Ruling, Turn
 from rooms.outputs import post, turn_end
 from rooms.pair import states
 from rooms.pair.prompting import quoted
-from rooms.phased import all_answered, ask_spec, reply_of, reply_of_run
+from rooms.phased import all_answered, ask_spec, over_ceiling, reply_of, reply_of_run
 from rooms.protocol import Step, TurnStart
 from rooms.records import Change
 from rooms.resolve import machine
@@ -171,13 +170,7 @@ def decide(step: Step, turn: Turn, run: RunOutcome) -> Change:
             note = "⚖️ The arbiter now rules with these results."
             change.outbox.append(post(step.room, turn, note, key="back", persona="tribunal"))
             return change
-    over = _ceiling(
-        step.limits,
-        turns=len(step.history.turns),  # this turn included, as the pair counts
-        tokens=task.tokens + run.usage.tokens,
-        cost_usd=task.cost_usd + run.usage.cost_usd,
-        elapsed=step.now - task.created_at - step.history.waited_s,
-    )
+    over = over_ceiling(step, run)
     if over is not None:
         return _ceiling_change(step, change, over.reason)
     return change
