@@ -31,6 +31,7 @@ from tests.fakes.messages_api import (
     system_contains,
     text,
 )
+from tests.fakes.rulings import ruling_object
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -53,19 +54,9 @@ def _pending_summon(tmp_path: Path) -> str | None:
 
 
 def _ruling(verdict: str, **fields: object) -> dict[str, object]:
-    base: dict[str, object] = {
-        "verdict": verdict,
-        "reasons": f"{verdict}: see the evidence in calc.py",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    return {**base, **fields}
+    return ruling_object(
+        verdict, **{"reasons": f"{verdict}: see the evidence in calc.py", **fields}
+    )
 
 
 @pytest.mark.claude

@@ -26,6 +26,7 @@ from tests.fakes.messages_api import (
     text,
     tool_use,
 )
+from tests.fakes.rulings import ruling_object
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -58,18 +59,12 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
         "printf 'def div(a, b):\\n    if b == 0:\\n"
         '        raise ValueError("b must not be 0")\\n    return a / b\\n\' > calc.py'
     )
-    ruling = {
-        "verdict": "REVISE",
-        "reasons": "The reviewer is right: the task asks for safety, a silent None hides bugs.",
-        "conditions": [CONDITION],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "Returning None is a valid convention in some codebases.",
-        "override_reason": "",
-        "resolve": "",
-    }
+    ruling = ruling_object(
+        "REVISE",
+        reasons="The reviewer is right: the task asks for safety, a silent None hides bugs.",
+        conditions=[CONDITION],
+        dissent="Returning None is a valid convention in some codebases.",
+    )
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as fake:
         # Rules are tried in the order added; the first with replies left answers.
         fake.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nWrapped up.")])

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,27 +20,12 @@ from tests.fakes.messages_api import (
     system_contains,
     text,
 )
+from tests.fakes.rulings import ruling_object as ruling
 from tests.rooms.resolve import scripts as resolve
 
 OWNER = system_contains("You are the owner")
 ARBITER = system_contains("You are the arbiter")
 QUESTION = "Does calc.div(4, 2) return the float 2.0 or the int 2?"
-
-
-def ruling(verdict: str, **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": f"reasons for {verdict}",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    return {**base, **fields}
 
 
 @pytest.mark.claude

@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.model import GroupPolicy, Thresholds
 from tests.fakes.engine_kit import engine_kit
-from tests.fakes.runner import Reply, Script, say
+from tests.fakes.rulings import ruling_reply as ruling
+from tests.fakes.runner import Script
 
 BLOCKED = "BLOCKED: I need the staging API key to run the integration tests."
-
-
-def ruling(verdict: str, **fields: Any) -> Reply:
-    data: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": f"reasons for {verdict}",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    data.update(fields)
-    return say(f"VERDICT: {verdict}\n{data['reasons']}", structured=data)
 
 
 async def test_blocked_goes_to_the_arbiter_and_revise_sends_conditions_to_the_owner(

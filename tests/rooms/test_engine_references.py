@@ -14,7 +14,8 @@ from rooms.references.section import VENDOR_NAMES
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.references import FakeReference, StaticReferences, panel_of
-from tests.fakes.runner import Reply, ScriptedRunner, say
+from tests.fakes.rulings import ruling_reply
+from tests.fakes.runner import Reply, ScriptedRunner
 
 BLOCKED = "BLOCKED: I need the staging API key to run the integration tests."
 FINDING = "CHANGES_REQUESTED\n- the parser drops the last line of the file"
@@ -22,20 +23,8 @@ POLICY = GroupPolicy(name="g", approvers=frozenset({"boss"}))
 
 
 def ruling(verdict: str, **fields: Any) -> Reply:
-    data: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": f"reasons for {verdict}",
-        "conditions": ["mock the API"] if verdict == "REVISE" else [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    data.update(fields)
-    return say(f"VERDICT: {verdict}\n{data['reasons']}", structured=data)
+    conditions = ["mock the API"] if verdict == "REVISE" else []
+    return ruling_reply(verdict, **{"conditions": conditions, **fields})
 
 
 def three_references() -> list[FakeReference]:

@@ -16,6 +16,7 @@ from rooms.resolve.limits import ResolveLimits
 from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.references import FakeReference, StaticReferences, panel_of
+from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Reply, Script, fail, say
 from tests.rooms.resolve import scripts
 
@@ -29,19 +30,7 @@ T3 = scripts.test("T3", "exit 1", A="FAIL", B="PASS")
 
 
 def ruling(verdict: str, **fields: Any) -> Reply:
-    data: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": f"reasons for {verdict}",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    data.update(fields)
+    data = ruling_object(verdict, **fields)
     return say(json.dumps(data), structured=data)
 
 

@@ -14,6 +14,7 @@ from rooms import protocols
 from rooms.model import GroupPolicy, Thresholds
 from rooms.protocols import register
 from tests.fakes.engine_kit import Kit, engine_kit
+from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Reply, Script, fail, hang, say
 from tests.rooms.relay_protocol import RELAY
 from tests.rooms.test_engine_arbitration import BLOCKED, ruling
@@ -143,18 +144,12 @@ async def test_arbitrate_while_waiting_for_a_person_or_the_arbiter_explains(tmp_
             Reply(
                 text="VERDICT: ESCALATE",
                 gate=gate,
-                structured={
-                    "verdict": "ESCALATE",
-                    "reasons": "r",
-                    "conditions": [],
-                    "new_direction": "",
-                    "question": "Use the production key?",
-                    "options": ["yes", "no"],
-                    "references_cited": [],
-                    "dissent": "",
-                    "override_reason": "",
-                    "resolve": "",
-                },
+                structured=ruling_object(
+                    "ESCALATE",
+                    reasons="r",
+                    question="Use the production key?",
+                    options=["yes", "no"],
+                ),
             )
         ],
     }

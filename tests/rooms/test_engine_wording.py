@@ -9,23 +9,14 @@ from typing import Any
 
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from tests.fakes.engine_kit import engine_kit
+from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Script, say
 
 BLOCKED = "BLOCKED\nI need the staging API key"
 
 
 def ruling(verdict: str, **fields: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": "REASONS-ONCE: the key is a secret",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-    }
-    return {**data, **fields}
+    return ruling_object(verdict, **{"reasons": "REASONS-ONCE: the key is a secret", **fields})
 
 
 async def test_an_escalating_rulings_reasons_are_posted_once(tmp_path: Path) -> None:

@@ -17,20 +17,15 @@ from tests.fakes import chat_api
 from tests.fakes.chat_api import FakeChatAPI
 from tests.fakes.network import FakeDNS
 from tests.fakes.platform import RecordingAdapter
+from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import ScriptedRunner, say
 
-RULING = {
-    "verdict": "REVISE",
-    "reasons": "R1 is right: the tests can mock the API",
-    "conditions": ["mock the API in the tests"],
-    "new_direction": "",
-    "question": "",
-    "options": [],
-    "references_cited": ["R1"],
-    "dissent": "",
-    "override_reason": "",
-    "resolve": "",
-}
+RULING = ruling_object(
+    "REVISE",
+    reasons="R1 is right: the tests can mock the API",
+    conditions=["mock the API in the tests"],
+    references_cited=["R1"],
+)
 
 
 async def test_the_console_group_asks_its_reference_before_the_ruling(

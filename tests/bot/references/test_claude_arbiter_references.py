@@ -22,22 +22,17 @@ from tests.fakes.messages_api import (
     system_contains,
     text,
 )
+from tests.fakes.rulings import ruling_object
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
 ARBITER = system_contains("You are the arbiter")
-RULING = {
-    "verdict": "REVISE",
-    "reasons": "R1 is right: the integration tests can mock the API",
-    "conditions": ["MOCK-THE-API in the integration tests"],
-    "new_direction": "",
-    "question": "",
-    "options": [],
-    "references_cited": ["R1"],
-    "dissent": "",
-    "override_reason": "",
-    "resolve": "",
-}
+RULING = ruling_object(
+    "REVISE",
+    reasons="R1 is right: the integration tests can mock the API",
+    conditions=["MOCK-THE-API in the integration tests"],
+    references_cited=["R1"],
+)
 
 
 @pytest.mark.claude

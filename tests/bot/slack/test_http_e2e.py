@@ -5,29 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from tests.bot.slack.kit import CHANNEL, slack_kit
-from tests.fakes.runner import Reply, Script, say
+from tests.fakes.rulings import ruling_reply as ruling
+from tests.fakes.runner import Reply, Script
 
 BLOCKED = "BLOCKED: I need the staging API key to run the integration tests."
-
-
-def ruling(verdict: str, **fields: Any) -> Reply:
-    data: dict[str, Any] = {
-        "verdict": verdict,
-        "reasons": f"reasons for {verdict}",
-        "conditions": [],
-        "new_direction": "",
-        "question": "",
-        "options": [],
-        "references_cited": [],
-        "dissent": "",
-        "override_reason": "",
-        "resolve": "",
-    }
-    data.update(fields)
-    return say(f"VERDICT: {verdict}\n{data['reasons']}", structured=data)
 
 
 ESCALATING: Script = {
