@@ -6,13 +6,12 @@ arbiter turn ruling with the result in its prompt."""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.bot.test_chat_cli import TRIBUNAL, _env
 from tests.bot.test_console_e2e import _git_workspace
+from tests.bot.test_protocols_e2e import _chat
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
     prompt_contains,
@@ -53,26 +52,10 @@ def test_the_arbiter_asks_for_tests_and_rules_with_their_result(tmp_path: Path) 
         fake.script(
             system_contains("You design discriminating tests"), [structured(resolve.design(t1))]
         )
-        env = _env(
-            tmp_path,
-            ANTHROPIC_BASE_URL=fake.url,
-            ANTHROPIC_API_KEY="sk-ant-e2e",
-            TRIBUNAL_CONSOLE__WORKSPACE=str(workspace),
-        )
-        done = subprocess.run(
-            [str(TRIBUNAL), "chat"],
-            input="make div() in calc.py return what callers expect\n/status\n",
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=900,
-        )
+        out = _chat(tmp_path, fake, workspace, "make div() in calc.py return what callers expect")
         arbiter_prompts = [
             "\n".join(c.user_texts()) for c in fake.calls if "You are the arbiter" in c.system
         ]
-    out = done.stdout
-    assert done.returncode == 0, done.stderr + out
-    assert "Traceback" not in done.stderr
     order = [
         "⚖️ Before ruling, the arbiter asks for tests",
         "🧪 Positions",
