@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from rooms.model import GroupPolicy
 from rooms.resolve.limits import ResolveLimits
 from tests.fakes.commands import command_backend
-from tests.fakes.engine_kit import engine_kit
+from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.references import FakeReference, StaticReferences, panel_of
 from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Reply, Script, fail, say
@@ -48,7 +49,7 @@ TESTS_RUN: Script = {
 }
 
 
-def policy(tmp_path: Path, **resolve: int) -> GroupPolicy:
+def group_policy(tmp_path: Path, **resolve: int) -> GroupPolicy:
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     return GroupPolicy(
@@ -57,6 +58,15 @@ def policy(tmp_path: Path, **resolve: int) -> GroupPolicy:
         approvers=frozenset({"boss"}),
         resolve=ResolveLimits(**resolve),
     )
+
+
+def resolving_kit(
+    tmp_path: Path, script: Script, *, policy: GroupPolicy | None = None, **kit: Any
+) -> AbstractAsyncContextManager[Kit]:
+    """The engine kit of these tests: the group's workspace under tmp_path, the designed tests
+    run for real (the command runner on the local backend)."""
+    chosen = policy or group_policy(tmp_path)
+    return engine_kit(tmp_path, script, policy=chosen, commands=command_backend(), **kit)
 
 
 async def test_the_arbiter_asks_for_tests_then_rules_with_their_result(tmp_path: Path) -> None:
@@ -69,9 +79,7 @@ async def test_the_arbiter_asks_for_tests_then_rules_with_their_result(tmp_path:
         **TESTS_RUN,
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == [
@@ -130,9 +138,7 @@ async def test_a_second_request_in_the_same_arbitration_is_not_taken(tmp_path: P
         **TESTS_RUN,
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         roles = kit.roles()
@@ -148,8 +154,8 @@ async def test_past_the_tasks_allowance_the_ruling_is_applied_as_given(tmp_path:
         "arbiter": [ruling("PROCEED", resolve=QUESTION)],
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path, from_arbiter=0), commands=command_backend()
+    async with resolving_kit(
+        tmp_path, script, policy=group_policy(tmp_path, from_arbiter=0)
     ) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
@@ -172,9 +178,7 @@ async def test_tests_that_settle_nothing_go_back_to_the_arbiter_with_every_posit
         "resolve:positions": [obj(scripts.TWO), obj(scripts.TWO)],
         "resolve:designer": [obj(scripts.design(same)), obj(scripts.design(same))],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles()[-1] == "arbiter"
@@ -195,9 +199,7 @@ async def test_a_resolve_that_cannot_finish_goes_back_to_the_arbiter(tmp_path: P
         "resolve:positions": [fail("crashed", "boom"), say("not json at all")],
         "reviewer": ["APPROVED"],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == [
@@ -225,9 +227,7 @@ async def test_agents_words_in_the_result_cannot_pose_as_the_engines(tmp_path: P
         "resolve:positions": [obj(hostile)],
         "resolve:designer": [obj(scripts.design(T1))],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         second = kit.runner.calls[-1].prompt
@@ -245,9 +245,7 @@ async def test_stop_and_arbitrate_while_the_tests_run(tmp_path: Path) -> None:
         "arbiter": [asks_tests()],
         "resolve:positions": [replace(obj(scripts.TWO), gate=gate)],
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.runner.wait_calls(3)
         assert (await kit.task()).status == "resolving"
@@ -271,9 +269,9 @@ async def test_a_ceiling_while_the_tests_run_asks_the_people(tmp_path: Path) -> 
         "arbiter": [asks_tests()],
         "resolve:positions": [obj(scripts.TWO)],
     }
-    base = policy(tmp_path)
+    base = group_policy(tmp_path)
     tight = replace(base, thresholds=replace(base.thresholds, max_turns=3))
-    async with engine_kit(tmp_path, script, policy=tight, commands=command_backend()) as kit:
+    async with resolving_kit(tmp_path, script, policy=tight) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         assert kit.roles() == ["owner", "arbiter", "resolve:positions"]
@@ -290,9 +288,7 @@ async def test_the_rulings_decision_record_keeps_the_tests_result(tmp_path: Path
         "arbiter": [asks_tests(), ruling("ESCALATE", question="Which?", options=["A", "B"])],
         **TESTS_RUN,
     }
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         [verdict] = await kit.store.verdicts(1)
@@ -312,18 +308,14 @@ async def test_a_restarted_engine_goes_on_with_the_tests_from_the_store(tmp_path
         "resolve:positions": [obj(scripts.TWO)],
         "resolve:designer": [replace(obj(scripts.design(T1, T2, T3)), hang=True)],
     }
-    async with engine_kit(
-        tmp_path, first, policy=policy(tmp_path), db=db, commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, first, db=db) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.runner.wait_calls(4)
     rest: Script = {
         "resolve:designer": [obj(scripts.design(T1, T2, T3))],
         "arbiter": [ruling("ESCALATE", question="Which?", options=["A", "B"])],
     }
-    async with engine_kit(
-        tmp_path, rest, policy=policy(tmp_path), db=db, commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, rest, db=db) as kit:
         await kit.settle()
         # The positions were not asked again: the state came back from the stored turns.
         assert kit.roles() == ["resolve:designer", "resolve:executor", "arbiter"]
@@ -339,9 +331,7 @@ async def test_the_references_are_asked_again_with_the_tests_result(tmp_path: Pa
         **TESTS_RUN,
     }
     refs = StaticReferences(panel_of(ref))
-    async with engine_kit(
-        tmp_path, script, policy=policy(tmp_path), references=refs, commands=command_backend()
-    ) as kit:
+    async with resolving_kit(tmp_path, script, references=refs) as kit:
         await kit.say("@tribunal fix parse()")
         await kit.settle()
         first, second = ref.prompts  # one panel per reading: before the tests and after them
