@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from bot.app import open_app
 from bot.references import network
 from bot.settings import load_settings
 from rooms.model import Inbound, RoomRef
+from rooms.records import VerdictRow
 from tests.fakes import chat_api
 from tests.fakes.chat_api import FakeChatAPI
 from tests.fakes.network import FakeDNS
@@ -44,22 +46,7 @@ async def test_the_console_group_asks_its_reference_before_the_ruling(
             f'name = "local-llm"\napi = "openai-chat"\nbase_url = "{fake.url}/v1"\n'
             'model = "qwen-test-7b"\nkey_env = "LOCAL_LLM_KEY"\ntimeout_s = 20\n'
         )
-        runner = ScriptedRunner(
-            {
-                "owner": ["BLOCKED: I need the staging API key", "DONE\nmocked", "DONE\nwrapped"],
-                "arbiter": [say("VERDICT: REVISE\nmock it", structured=RULING)],
-                "reviewer": ["APPROVED"],
-            }
-        )
-        adapter = RecordingAdapter("console")
-        async with open_app(load_settings(env_file=None), adapter, runner=runner) as app:
-            room = RoomRef("console", "local", "1")
-            await app.engine.handle(
-                Inbound(room=room, user="alice", text="add tests", event_id="e1", mentions_bot=True)
-            )
-            async with asyncio.timeout(60):
-                await app.engine.idle()
-            [verdict] = await app.store.verdicts(1)
+        runner, adapter, verdict = await _blocked_task(RULING)
         [call] = fake.calls
         assert call.headers["authorization"] == "Bearer sk-local-fake"
         assert "staging API key" in call.user_texts()[0]
@@ -88,22 +75,7 @@ async def test_a_reference_whose_name_resolves_to_a_private_address_is_dropped_n
             f'base_url = "http://models.innocent.example:{fake.port}/v1"\n'
             'model = "qwen-test-7b"\nkey_env = "LOCAL_LLM_KEY"\ntimeout_s = 20\nmax_retries = 0\n'
         )
-        runner = ScriptedRunner(
-            {
-                "owner": ["BLOCKED: I need the staging API key", "DONE\nmocked", "DONE\nwrapped"],
-                "arbiter": [say("VERDICT: REVISE\nmock it", structured=alone)],
-                "reviewer": ["APPROVED"],
-            }
-        )
-        adapter = RecordingAdapter("console")
-        async with open_app(load_settings(env_file=None), adapter, runner=runner) as app:
-            room = RoomRef("console", "local", "1")
-            await app.engine.handle(
-                Inbound(room=room, user="alice", text="add tests", event_id="e1", mentions_bot=True)
-            )
-            async with asyncio.timeout(60):
-                await app.engine.idle()
-            [verdict] = await app.store.verdicts(1)
+        runner, adapter, verdict = await _blocked_task(alone)
         assert fake.requests == []
     assert dns.lookups == ["models.innocent.example"]
     assert "### R1" not in runner.calls_for("arbiter")[0].prompt
@@ -113,3 +85,27 @@ async def test_a_reference_whose_name_resolves_to_a_private_address_is_dropped_n
         "- local-llm (qwen-test-7b): refused: models.innocent.example resolves to a loopback "
         "address (127.0.0.1)"
     ) in posted
+
+
+async def _blocked_task(
+    ruling: dict[str, Any],
+) -> tuple[ScriptedRunner, RecordingAdapter, VerdictRow]:
+    """One console task through the whole app (settings from ./tribunal.toml): the owner is
+    blocked, the arbiter rules REVISE with `ruling` as its structured output, then approved."""
+    runner = ScriptedRunner(
+        {
+            "owner": ["BLOCKED: I need the staging API key", "DONE\nmocked", "DONE\nwrapped"],
+            "arbiter": [say("VERDICT: REVISE\nmock it", structured=ruling)],
+            "reviewer": ["APPROVED"],
+        }
+    )
+    adapter = RecordingAdapter("console")
+    async with open_app(load_settings(env_file=None), adapter, runner=runner) as app:
+        room = RoomRef("console", "local", "1")
+        await app.engine.handle(
+            Inbound(room=room, user="alice", text="add tests", event_id="e1", mentions_bot=True)
+        )
+        async with asyncio.timeout(60):
+            await app.engine.idle()
+        [verdict] = await app.store.verdicts(1)
+    return runner, adapter, verdict
