@@ -31,6 +31,12 @@ class History:
     def done(self) -> list[Turn]:
         return [t for t in self.turns if t.status == "done"]
 
+    @property
+    def pair_done(self) -> list[Turn]:
+        """The finished turns of the pair's own roles: not the runs of tests an arbiter asked
+        for (rooms/pair/resolving.py), which reach the pair as their result, not as rounds."""
+        return [t for t in self.done if t.role in ROLES]
+
     def steps(self) -> list[Step]:
         verdict_by_turn = {v.turn_id: v for v in self.verdicts}
         keyed: list[tuple[tuple[int, int, int], Step]] = []
@@ -38,9 +44,7 @@ class History:
             keyed.append(
                 ((m.before_seq, 0, m.id), Step("human", HUMAN, bounded(m.text), None, at=m.at))
             )
-        for t in self.done:
-            if t.role not in ROLES:
-                continue  # e.g. the runs of tests an arbiter asked for: not the pair's rounds
+        for t in self.pair_done:
             if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None

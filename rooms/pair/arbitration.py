@@ -19,7 +19,6 @@ from dataclasses import replace
 from rooms.cards import ruling_card
 from rooms.escalations import ask
 from rooms.history import History
-from rooms.judge.markers import ROLES
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.machine import SUMMONED
@@ -182,7 +181,7 @@ async def _write_record(
         return None, None
     quoted = [
         f"{t.role} (turn {t.seq}): {t.output}"
-        for t in [t for t in history.done if t.role in ROLES][-policy.recent_turns :]
+        for t in history.pair_done[-policy.recent_turns :]
         if policy.recent_turns > 0
     ]
     models = {

@@ -18,7 +18,6 @@ from rooms.judge.markers import (
     OWNER_MARKERS,
     REVIEWER,
     REVIEWER_MARKERS,
-    ROLES,
     VERDICTS,
 )
 from rooms.judge.sendback import earlier_send_back, resend_prompt
@@ -217,8 +216,7 @@ def _recent_turns(
     since: int | None = None,
     budget: int = 4000,
 ) -> list[str]:
-    # The pair's own turns: the runs of tests an arbiter asked for reach it as their result.
-    turns = [t for t in history.done if t.role in ROLES and (since is None or t.seq > since)]
+    turns = [t for t in history.pair_done if since is None or t.seq > since]
     recent = turns[-count:] if count > 0 else []
     if not recent:
         return []
