@@ -35,6 +35,13 @@ HUMAN: Final = "human"  # a person, as a transcript or a history names them
 # The runs of tests an arbiter asked for in a pair's task (rooms/pair/resolving.py): their role
 # is this prefix and the resolve actor's key ("resolve:positions"); they are not pair rounds.
 RESOLVING_PREFIX: Final = "resolve:"
+
+
+def is_resolving(role: str) -> bool:
+    """Whether a turn of `role` is a run of the tests an arbiter asked for."""
+    return role.startswith(RESOLVING_PREFIX)
+
+
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]  # the arbiter's rulings (DESIGN §5)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 

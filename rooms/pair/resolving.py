@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from rooms.deliberation import Ask, Conclusion, Reply
 from rooms.escalations import ask as ask_people
 from rooms.history import History
-from rooms.judge.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER
+from rooms.judge.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
 from rooms.judge.verdicts import parse_ruling
 from rooms.model import Ruling, Turn
 from rooms.outputs import post, turn_end
@@ -38,14 +38,9 @@ from rooms.resolve.state import ResolveState
 from rooms.turns import RunOutcome
 from runners.protocol import BUDGET, RunSpec
 
-PREFIX = RESOLVING_PREFIX  # a resolving run's role: the prefix and the resolve actor's key
 ASKED = "RESOLVE"  # the marker of the arbiter turn that asked for tests
 _CONTEXT_CHARS = 2000  # of each side's last turn, in what the positions are told
 _RESULT_CHARS = 8000  # of the result in the arbiter's prompt (the record is stored in full)
-
-
-def is_resolving_role(role: str) -> bool:
-    return role.startswith(PREFIX)
 
 
 @dataclass(frozen=True)
@@ -71,10 +66,10 @@ def current(history: History, limits: ResolveLimits) -> Run | None:
     finished = [
         t
         for t in history.turns
-        if t.seq > asked.seq and is_resolving_role(t.role) and t.status in ("done", "failed")
+        if t.seq > asked.seq and is_resolving(t.role) and t.status in ("done", "failed")
     ]
     for t in finished:
-        pending.append(replace(reply_of(t), key=t.role.removeprefix(PREFIX)))
+        pending.append(replace(reply_of(t), key=t.role.removeprefix(RESOLVING_PREFIX)))
         if all_answered(machine.plan(state, limits), pending):
             state, _, conclusion = machine.advance(state, pending, limits)
             pending = []
@@ -122,12 +117,12 @@ def begin(step: Step) -> TurnStart:
     ask = _next_ask(run, step) if run is not None else None
     # No ask due while resolving (a bug, or the request turn lost): the run that starts fails
     # cleanly in `spec`, and `decide` takes the task back to the arbiter.
-    return TurnStart(PREFIX + (ask.key if ask is not None else "none"))
+    return TurnStart(RESOLVING_PREFIX + (ask.key if ask is not None else "none"))
 
 
 def spec(step: Step, turn: Turn) -> RunSpec:
     run = current(step.history, step.policy.resolve)
-    key = turn.role.removeprefix(PREFIX)
+    key = turn.role.removeprefix(RESOLVING_PREFIX)
     asks = machine.plan(run.state, step.policy.resolve) if run is not None else []
     ask = next((a for a in asks if a.key == key), None)
     if ask is None:
@@ -151,7 +146,7 @@ def decide(step: Step, turn: Turn, run: RunOutcome) -> Change:
     # The step's history has this turn as it began (running): not yet one of the replies.
     before = current(step.history, limits)
     asks = machine.plan(before.state, limits) if before is not None else []
-    key = turn.role.removeprefix(PREFIX)
+    key = turn.role.removeprefix(RESOLVING_PREFIX)
     if before is None or key not in {a.key for a in asks}:
         change.event = states.RESOLVED  # nothing is due: never loop, the arbiter rules now
         change.outbox.append(

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from prompts import load_prompt
 from rooms.history import History
-from rooms.judge.markers import RESOLVING_PREFIX
+from rooms.judge.markers import is_resolving
 from rooms.model import Ruling
 from rooms.references.panel import Panel, consult, new_seed
 from rooms.references.port import Reference
@@ -118,4 +118,4 @@ def card_sections(ruling: Ruling, use: PanelUse | None) -> list[tuple[str, str]]
 def _news(role: str) -> bool:
     """A finished turn of this role makes a panel stale: the owner's or reviewer's work, or a
     run of the tests the arbiter asked for (the references then read their result too)."""
-    return role in WORK_ROLES or role.startswith(RESOLVING_PREFIX)
+    return role in WORK_ROLES or is_resolving(role)
