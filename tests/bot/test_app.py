@@ -423,15 +423,3 @@ def test_bad_backend_settings_exit_78_naming_the_field(
     monkeypatch.setenv(variable, value)
     assert main(["chat"]) == EXIT_CONFIG
     assert capsys.readouterr().err == f"tribunal: {message}\n"
-
-
-async def test_the_local_backend_makes_the_bot_undumpable(
-    monkeypatch: pytest.MonkeyPatch, closed_socket: str, tmp_path: Path, no_podman: str
-) -> None:
-    from bot.hardening import dumpable
-
-    monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
-    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
-    assert dumpable() == 1  # tests/bot/conftest.py gave it back after any earlier test
-    async with running_backend(load_settings(env_file=None), warn=io.StringIO()):
-        assert dumpable() == 0

@@ -10,6 +10,7 @@ harden itself gets through: so the refusal is this module's doing."""
 from __future__ import annotations
 
 import ctypes
+import io
 import json
 import logging
 import os
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from bot import hardening
+from bot.backend import running_backend
+from bot.settings import load_settings
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 
@@ -118,3 +121,15 @@ def test_off_linux_the_bot_says_it_stays_dumpable(
     with caplog.at_level(logging.WARNING, logger="bot.hardening"):
         assert hardening.become_undumpable() is False
     assert "not on Linux (darwin): the bot process stays dumpable" in caplog.messages[0]
+
+
+async def test_the_local_backend_makes_the_bot_undumpable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """In this process, after tests that did the same (tests/bot/test_app.py): the flag is
+    back at 1 for each test (tests/bot/conftest.py), and the local backend clears it."""
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    assert hardening.dumpable() == 1
+    async with running_backend(load_settings(env_file=None), warn=io.StringIO()):
+        assert hardening.dumpable() == 0
