@@ -27,8 +27,17 @@ from typing import Any
 
 PID_DIR = "/tmp/.tribunal"
 IDLE_COMMAND = ("sleep", "infinity")
-# Started as `sh -c WRAPPER tribunal-run <run id> <argv...>`.
-WRAPPER = f'mkdir -p {PID_DIR} && echo $$ > {PID_DIR}/"$1".pid && shift && exec "$@"'
+# Started as `sh -c WRAPPER tribunal-run <run id> <argv...>`. The wrapper first reads one line
+# (GATE, sent before the request) and only then execs the runner: Podman loses the output of an
+# exec that ends before its attach is connected ("read unixpacket …/attach: connection reset by
+# peer", podman#11446), and data on stdin proves the attach is live. A runner that fails at once
+# (a missing program) would otherwise lose the stderr that says why. `read` reads byte by byte
+# from a pipe, so the request stays for the runner; at EOF (a detached exec) it goes on at once.
+GATE = b"\n"
+WRAPPER = (
+    f'mkdir -p {PID_DIR} && echo $$ > {PID_DIR}/"$1".pid && shift && '
+    '{ IFS= read -r _; exec "$@"; }'
+)
 # `sh -c KILLER tribunal-kill <run id> <grace in tenths of a second>`: SIGTERM to the run's group,
 # SIGKILL once the grace is over (at once when the group is gone before), then every other process
 # but init, the idle sleep and this shell. Turns of one container run one at a time, so nothing
@@ -103,7 +112,7 @@ class ExecSession:
         def send() -> None:
             # A runner that never reads its stdin must not block the reader: own thread.
             with contextlib.suppress(OSError):
-                self.sock.sendall(request)
+                self.sock.sendall(GATE + request)
                 self.sock.shutdown(socket.SHUT_WR)
 
         def receive() -> None:

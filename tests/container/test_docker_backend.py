@@ -189,6 +189,16 @@ async def test_missing_runner_program_is_a_crash_not_an_exception(
     assert code == CRASHED and "no_such_runner.py" in text
 
 
+async def test_a_runner_that_fails_at_once_still_says_why(make_backend: MakeBackend) -> None:
+    # Podman loses the output of an exec that ends before its attach is connected (podman#11446):
+    # under load, one quick exit in two or three came back as "read unixpacket …: connection
+    # reset by peer" instead of Python's message. The wrapper waits for a line on stdin first.
+    backend = make_backend(command=("python3", "/opt/test-runners/no_such_runner.py"))
+    for _ in range(12):
+        [(code, text)] = errors(await collect(backend, spec("echo hi")))
+        assert code == CRASHED and "No such file or directory" in text, text
+
+
 async def test_stray_processes_of_a_killed_run_are_swept(
     make_backend: MakeBackend, docker_client: Any, workspace: Path
 ) -> None:
