@@ -110,9 +110,16 @@ async def commit_as_is(policy: GroupPolicy, task: Task, why: str) -> str:
         return ""
     try:
         taken = await snapshot(tree, policy.max_commit_file_bytes)
-    except (Refused, GitError) as exc:
-        return f"⚠️ The work could not be committed: {exc}"
+    except (Refused, GitError, OSError) as exc:  # OSError: TimeoutError included
+        return f"⚠️ The work could not be committed: {unreadable(exc)}"
     return await worktrees.commit_note(policy, task, taken, why)
+
+
+def unreadable(exc: BaseException) -> str:
+    """Why a snapshot could not be taken, in words (a git call past its time says nothing)."""
+    if isinstance(exc, TimeoutError):
+        return "git took too long"
+    return str(exc) or type(exc).__name__
 
 
 def _untracked_problems(root: str, paths: list[str], max_file_bytes: int) -> list[str]:

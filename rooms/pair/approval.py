@@ -25,7 +25,7 @@ from rooms.outputs import post
 from rooms.pair.states import CEILING, TABLE
 from rooms.protocol import Step
 from rooms.records import Change
-from rooms.snapshots import Refused, snapshot
+from rooms.snapshots import Refused, snapshot, unreadable
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ async def record_approval(step: Step, turn: Turn, change: Change) -> None:
         return
     except Refused as exc:
         reason = f"the approved work cannot be committed: {exc}"
-    except GitError as exc:
-        reason = f"the approved work could not be read: {exc}"
+    except (GitError, OSError) as exc:  # OSError: TimeoutError included
+        reason = f"the approved work could not be read: {unreadable(exc)}"
     change.event = CEILING
     change.escalation = ask(
         step.task,
@@ -78,8 +78,8 @@ async def recheck(step: Step) -> Recheck:
         now = await snapshot(tree, step.policy.max_commit_file_bytes)
     except Refused as exc:
         return Recheck(changed=True, why=f"the work cannot be committed: {exc}")
-    except GitError as exc:
-        return Recheck(changed=True, why=f"the work could not be read: {exc}")
+    except (GitError, OSError) as exc:
+        return Recheck(changed=True, why=f"the work could not be read: {unreadable(exc)}")
     if approved is None:
         return Recheck(changed=True, why="no approved tree was recorded for it")
     if now != approved:

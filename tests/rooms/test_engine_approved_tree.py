@@ -13,7 +13,11 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
+
+from rooms import snapshots, worktrees
 from rooms.model import GroupPolicy
+from rooms.pair import approval
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.runner import Script, say
 from tests.rooms.git_helpers import git, make_repo
@@ -208,3 +212,35 @@ async def test_a_nested_repository_is_refused_at_approval(tmp_path: Path) -> Non
     assert task.status == "waiting_human"
     assert esc is not None and esc.kind == "commit"
     assert "`vendor` is a git repository of its own" in esc.question
+
+
+async def test_a_wrap_up_whose_tree_cannot_be_taken_goes_back_to_review(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When in doubt, not approved: git past its time (e.g. a file swapped for a pipe under
+    `git add`) after the wrap-up is a change, never a commit of whatever is there."""
+    repo = make_repo(tmp_path / "repo")
+    start = git(repo, "rev-parse", "HEAD").strip()
+    calls: list[int] = []
+
+    async def slow_after_approval(tree: worktrees.Worktree, limit: int) -> str:
+        calls.append(limit)
+        if len(calls) > 1:
+            raise TimeoutError
+        return await snapshots.snapshot(tree, limit)
+
+    monkeypatch.setattr(approval, "snapshot", slow_after_approval)
+    script: Script = {
+        "owner": [say("DONE\nadded a", files={"a.py": "a = 1\n"}), "DONE\nwrapped"],
+        "reviewer": ["APPROVED", "CHANGES_REQUESTED\nF1: look again"],
+    }
+    async with engine_kit(tmp_path, script, policy=policy_for(repo)) as kit:
+        await kit.say("@tribunal add a")
+        await kit.settle()
+        texts = kit.platform.texts()
+    assert git(repo, "rev-parse", BRANCH).strip() == start
+    assert kit.roles()[:4] == ["owner", "reviewer", "owner", "reviewer"]
+    assert (
+        "The owner changed the work while wrapping up (the work could not be read: git took too "
+        "long); the reviewer checks it again." in texts
+    )
