@@ -27,6 +27,7 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         idle_timeout_s=group.timeouts.idle_s,
         hard_timeout_s=group.timeouts.hard_s,
         max_agent_turns=group.budgets.max_agent_turns,
+        max_commit_file_bytes=group.commit_max_file_mb * 1024 * 1024,
         recent_turns=group.recent_turns,
         session_turns=group.session_turns,
         session_chars=group.session_chars,

@@ -126,6 +126,11 @@ class GroupBase(_Section):
     timeouts: TimeoutSettings = TimeoutSettings()
     prompts: dict[PromptRole, Path] = Field(default_factory=dict)
     recent_turns: int = Field(GroupPolicy.recent_turns, ge=1)  # turn outputs quoted in each prompt
+    # A new or changed file larger than this (MiB) is refused from the engine's commit, with a
+    # message in the room (rooms/snapshots.py).
+    commit_max_file_mb: int = Field(
+        GroupPolicy.max_commit_file_bytes // (1024 * 1024), ge=1, le=4096
+    )
     # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
     # them; unknown keys are errors here too.
     arena: ArenaLimits = ArenaLimits()

@@ -100,12 +100,17 @@ async def git(
     work_tree: str | None = None,
     extra_config: Sequence[str] = (),
     timeout_s: float = GIT_TIMEOUT_S,
+    index_file: str | None = None,
 ) -> str:
-    """Run one git command; its stdout, or GitError with its stderr."""
+    """Run one git command; its stdout, or GitError with its stderr. `index_file`: an index of
+    the engine's own instead of the worktree's (`GIT_INDEX_FILE`, rooms/snapshots.py)."""
+    env = safe_env()
+    if index_file is not None:
+        env["GIT_INDEX_FILE"] = index_file
     proc = await asyncio.create_subprocess_exec(
         *argv(args, git_dir=git_dir, work_tree=work_tree, extra_config=extra_config),
         cwd=cwd,
-        env=safe_env(),
+        env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -161,6 +161,9 @@ class GroupPolicy:
     idle_timeout_s: float = 300.0
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
+    # A new or changed file larger than this is refused from the engine's commit
+    # (rooms/snapshots.py), with a message in the room.
+    max_commit_file_bytes: int = 8 * 1024 * 1024
     recent_turns: int = 6  # turn outputs quoted in each prompt
     arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
     debate: DebateLimits = DebateLimits()
@@ -224,6 +227,8 @@ class Task(Record):
     grants: int = 0  # ceilings people raised once more
     opened_by: str = ""
     summon: Summon | None = None  # a pending `arbitrate` request, if any
+    # The git tree the reviewer last approved (rooms/snapshots.py): what the engine commits.
+    approved_tree: str | None = None
 
 
 class Turn(Record):

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 from typing import Protocol as Interface
 
 from prompts import load_prompt
-from rooms import worktrees
+from rooms import snapshots
 from rooms.deliberation import Ask, Conclusion, Post, Reply
 from rooms.escalations import ask as ask_people
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
@@ -275,7 +275,7 @@ async def _conclude(
         # What a protocol saves is committed on the task's branch by the engine, like approved
         # work (rooms/worktrees.py); "" when the workspace is used in place.
         why = f"Written by the {step.task.protocol} as its conclusion"
-        work = await worktrees.commit_note(step.policy, step.task, why)
+        work = await snapshots.commit_as_is(step.policy, step.task, why)
         if work:
             change.outbox.append(post(step.room, turn, work, key="commit", persona="tribunal"))
     if record_path:

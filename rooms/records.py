@@ -209,3 +209,4 @@ class Change:
     # lost (None from apply) when one is pending already.
     summon: Summon | None = None
     take_summon: bool = False  # the pending summon is acted on here (e.g. past the cap)
+    approved_tree: str | None = None  # set: the git tree the reviewer approved (snapshots)

@@ -10,16 +10,18 @@ common git dir (`git_metadata`), which container backends mount read-only so age
 read commands on their task. When the workspace is a subfolder of its repository, the task works
 in the same subfolder of its worktree.
 
-After the approved wrap-up the engine (never an agent) commits everything in the worktree on
-the task's branch, with a message naming the task; the closing message names the branch, the
-commit and a diffstat against where the task started, or says plainly that nothing changed.
+After the approved wrap-up the engine (never an agent) commits the approved content on the
+task's branch (the git tree recorded when the reviewer approved, rooms/snapshots.py), with a
+message naming the task; the closing message names the branch, the commit and a diffstat of
+that commit against where the task started, or says plainly that nothing changed.
 The user's checkout is never touched: `git worktree add` adds the new branch, its objects and
 the worktree's bookkeeping under the repository's `.git`, nothing in the checkout's files.
 
 Every git call goes through rooms/gitsafe.py with the worktree's git dir named explicitly (the
 one `git worktree add` made inside the group's repository, which containers mount read-only
 at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git`
-file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py).
+file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py); a
+planted nested repository is refused from a commit (rooms/snapshots.py).
 
 Decided for workspaces that are no git repository: a plain folder, or a repository without a
 commit yet, has no branch to start from, and Tribunal will not `git init` or commit in a
@@ -32,6 +34,7 @@ the checkout's HEAD: changes not committed in the checkout are not part of the t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 from collections.abc import Awaitable, Callable
@@ -146,31 +149,49 @@ def git_metadata(workspace: str | None) -> tuple[str, str] | None:
     return tree.git_dir, os.path.dirname(os.path.dirname(tree.git_dir))
 
 
-async def commit(tree: Worktree, task: Task, why: str = "Approved in review") -> Committed:
-    """Commit everything in the worktree on the task's branch (the engine's commit); `why`
-    says in the message what made the work final."""
-    run = _in(tree, await no_filters(cwd=tree.path, git_dir=tree.git_dir))
-    await run("add", "--all", "--", ".")
-    staged = await run("diff", "--cached", "--name-only", "--no-ext-diff")
-    if staged.strip():
+def of(policy: GroupPolicy) -> Worktree | None:
+    """The task's worktree, for a policy from `for_task`; None when the workspace is used in
+    place (nothing is committed then)."""
+    return _known.get(policy.workspace or "")
+
+
+async def commit(
+    tree: Worktree, task: Task, snapshot: str, why: str = "Approved in review"
+) -> Committed:
+    """Commit the tree object `snapshot` (rooms/snapshots.py: the approved content, never the
+    worktree as it is by now) on the task's branch, the engine's commit; `why` says in the
+    message what made the work final. The diffstat compares that same commit with where the
+    task started."""
+    run = _in(tree, [])  # commit-tree, update-ref and diff of commits read no work tree
+    ref = f"refs/heads/{tree.branch}"
+    head = (await run("rev-parse", "--verify", f"{ref}^{{commit}}")).strip()
+    if (await run("rev-parse", f"{head}^{{tree}}")).strip() != snapshot:
         title = " ".join(task.text.split())[:60] or "(no text)"
         message = f"Tribunal task #{task.id}: {title}\n\n{why}; committed by Tribunal."
-        await run("commit", "--quiet", "--no-verify", "--no-gpg-sign", "-m", message)
-    head = (await run("rev-parse", "HEAD")).strip()
+        made = await run("commit-tree", "--no-gpg-sign", "-p", head, "-m", message, snapshot)
+        # Compare-and-swap on the branch: it moves only from the commit the parent names.
+        await run("update-ref", "-m", "tribunal: commit", ref, made.strip(), head)
+        head = made.strip()
+        # The worktree's own index follows, so `git status` there shows what is left; only
+        # bookkeeping: the commit is made either way.
+        with contextlib.suppress(GitError):
+            await run("read-tree", head)
     if head == tree.base:
         return Committed(tree.branch, None, "")
     stat = await run("diff", "--stat", "--no-ext-diff", "--no-textconv", tree.base, head)
     return Committed(tree.branch, head, stat.rstrip("\n"))
 
 
-async def commit_note(policy: GroupPolicy, task: Task, why: str = "Approved in review") -> str:
+async def commit_note(
+    policy: GroupPolicy, task: Task, snapshot: str, why: str = "Approved in review"
+) -> str:
     """The closing message's words about the work: branch, commit and diffstat; "" when the
     task worked in place (`policy` is the task's, from `for_task`)."""
-    tree = _known.get(policy.workspace or "")
+    tree = of(policy)
     if tree is None:
         return ""
     try:
-        return (await commit(tree, task, why)).note()
+        return (await commit(tree, task, snapshot, why)).note()
     except GitError as exc:
         return f"⚠️ The work could not be committed: {exc}"
 

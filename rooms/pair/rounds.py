@@ -7,6 +7,10 @@ a ceiling asks the humans; BLOCKED/NEEDS_CONTEXT or a detector
 firing goes to arbitration, unless the engine's caps say to ask the humans instead (the
 arbitrations allowed are used up, or the same stagnation or BLOCKED reason came back after a
 PROCEED); otherwise the marker moves the task on.
+
+After the wrap-up: the work goes back to review when the workspace hash or the git tree
+differs from what the reviewer approved (rooms/pair/approval.py); otherwise the approved tree
+is committed and the task closes.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rooms.judge.markers import (
 )
 from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.outputs import post, turn_end
+from rooms.pair.approval import recheck, record_approval
 from rooms.pair.states import CEILING, CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
@@ -105,13 +110,19 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         # Stored even when it does not act (an approval wins), so thresholds can be tuned.
         acted = change.event not in (APPROVED, DONE, CHANGES_REQUESTED)
         change.firing = FiringDraft(firing, turn.id, acted=acted)
+    if marker == APPROVED:
+        # The approved git tree is recorded with the task, or the people are asked when the
+        # work cannot be committed as it is (rooms/pair/approval.py).
+        await record_approval(step, turn, change)
     return change
 
 
 async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, now, owner = step.task, step.room, step.policy, step.now, step.owner
     tree = await tree_hash(policy.workspace)
-    changed = tree != turn.tree_before  # the tree the reviewer approved
+    # The workspace the reviewer approved (its hash), and the git tree that is committed.
+    check = await recheck(step)
+    changed = tree != turn.tree_before or check.changed
     found = find_marker(run.output, OWNER)
     change = Change(
         task.id,
@@ -124,7 +135,8 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         outbox=[post(room, turn, run.output)],
     )
     if changed:
-        note = "The owner changed the work while wrapping up; the reviewer checks it again."
+        why = f" ({check.why})" if check.why else ""
+        note = f"The owner changed the work while wrapping up{why}; the reviewer checks it again."
         change.escalation = escalation_after_changed_wrapup(
             task, turn, room, policy, step.history, step.limits,
             tokens=task.tokens + run.usage.tokens, cost_usd=task.cost_usd + run.usage.cost_usd,
@@ -141,8 +153,8 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         called.outbox = [*change.outbox, *called.outbox]
         return called
     else:
-        # The engine commits the approved work on the task's branch (rooms/worktrees.py).
-        work = await commit_note(policy, task)
+        # The engine commits the approved tree on the task's branch (rooms/worktrees.py).
+        work = await commit_note(policy, task, check.tree) if check.tree else ""
         note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
     return change

@@ -195,6 +195,9 @@ def _update_task(db: sqlite3.Connection, c: Change, new: str | None) -> Task | N
         sets.append(f"failures = {failures}")
     if c.grant:
         sets.append("grants = grants + 1")
+    if c.approved_tree is not None:
+        sets.append("approved_tree = ?")
+        args.append(c.approved_tree)
     if c.verdict is not None or c.take_summon or new == CLOSED:
         # A ruling answers a pending `arbitrate`, also one made while a detector's arbitration
         # was under way (its note reached that arbiter's prompt); closing makes one moot. One

@@ -110,6 +110,7 @@ def to_task(r: sqlite3.Row) -> Task:
         grants=r["grants"],
         opened_by=r["opened_by"],
         summon=Summon.model_validate_json(r["summon"]) if r["summon"] else None,
+        approved_tree=r["approved_tree"],
     )
 
 

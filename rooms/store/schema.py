@@ -254,6 +254,11 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE verdicts ADD COLUMN fairness TEXT"
         " CHECK (fairness IS NULL OR json_valid(fairness))",
     ],
+    [
+        # 6: the git tree the reviewer approved (rooms/snapshots.py): the wrap-up is compared
+        # with it and exactly it is committed.
+        "ALTER TABLE tasks ADD COLUMN approved_tree TEXT",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

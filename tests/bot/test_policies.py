@@ -20,6 +20,7 @@ platform = "slack"
 channel = "C123"
 approvers = ["U1"]
 recent_turns = 3
+commit_max_file_mb = 2
 prompts = {{ owner = "{prompt}" }}
 budgets = {{ max_agent_turns = 9 }}
 timeouts = {{ idle_s = 12.5, hard_s = 99 }}
@@ -56,6 +57,7 @@ def test_rooms_map_to_their_group(tmp_path: Path) -> None:
     assert backend.prompt_overrides == {"owner": str(prompt)}
     assert (backend.idle_timeout_s, backend.hard_timeout_s) == (12.5, 99)
     assert (backend.max_agent_turns, backend.recent_turns) == (9, 3)
+    assert backend.max_commit_file_bytes == 2 * 1024 * 1024
     assert backend.agent_for("owner") == AgentConfig("claude", None)
 
     web = policies.for_room(RoomRef("discord", "42", "555"))

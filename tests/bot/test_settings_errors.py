@@ -50,6 +50,12 @@ BAD = [
         "settings: console.thresholds.round_cap: must be >= 1 (got -1)",
     ),
     (
+        "no file could be committed",
+        "[console]\ncommit_max_file_mb = 0\n",
+        {},
+        "settings: console.commit_max_file_mb: must be >= 1 (got 0)",
+    ),
+    (
         "similarity above one",
         "[console.thresholds]\nfindings_similarity = 1.5\n",
         {},

@@ -110,14 +110,14 @@ async def test_unreadable_files_do_not_fail_the_hash(
     secret.write_text("x")
     readable = await tree_hash(str(root))
     # chmod 0 alone stops nobody when the tests run as root: the read itself is refused too.
-    real_digest = workspace._content_digest
+    real_entry = workspace._file_entry
 
-    def refused(full: str) -> bytes:
+    def refused(full: str, budget: workspace._Budget) -> bytes:
         if full.endswith("secret"):
             raise PermissionError(13, "Permission denied", full)
-        return real_digest(full)
+        return real_entry(full, budget)
 
-    monkeypatch.setattr(workspace, "_content_digest", refused)
+    monkeypatch.setattr(workspace, "_file_entry", refused)
     secret.chmod(0)
     try:
         unreadable = await tree_hash(str(root))
@@ -132,9 +132,9 @@ async def test_hashing_runs_off_the_event_loop(
     threads: list[int] = []
     real = workspace._files
 
-    def spy(root: str) -> list[tuple[str, str]]:
+    def spy(root: str, deadline: float | None = None) -> list[tuple[str, str]]:
         threads.append(threading.get_ident())
-        return real(root)
+        return real(root, deadline)
 
     monkeypatch.setattr(workspace, "_files", spy)
     await tree_hash(str(make_tree(tmp_path / "w")))
