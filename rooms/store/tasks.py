@@ -31,6 +31,7 @@ from rooms.records import (
 )
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
+from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
 from rooms.store.prune import PruneStore
@@ -82,6 +83,7 @@ class Store(OutboxStore, PanelStore, PruneStore):
 
     @classmethod
     async def open(cls, path: str) -> Store:
+        make_private(path)  # 0600, and so are the -wal and -shm files SQLite makes beside it
         db = await aiosqlite.connect(path, isolation_level=None)  # autocommit; we BEGIN ourselves
         try:
             db.row_factory = aiosqlite.Row
