@@ -254,6 +254,20 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE verdicts ADD COLUMN fairness TEXT"
         " CHECK (fairness IS NULL OR json_valid(fairness))",
     ],
+    [
+        # 6: the worktree and branch this bot made for a task (rooms/worktrees.py). A task
+        # resumes only the branch recorded here; `wanted` is the name it would have had, when
+        # a branch or folder of that name existed already and `name` had to be another.
+        """CREATE TABLE worktrees (
+            task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+            name TEXT NOT NULL,
+            wanted TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            base TEXT NOT NULL,
+            repository TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)
