@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.adapter import Adapter, Router
 from bot.backend import BackendKind, make_backend, running_backend
+from bot.data_folder import make_private_folder
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
 from rooms.engine import Engine
@@ -93,8 +94,8 @@ async def open_app(
 
     `runner` replaces the backend of the settings (tests); credentials are added either way."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
-    data.mkdir(parents=True, exist_ok=True)
-    Path(settings.db_path).parent.mkdir(parents=True, exist_ok=True)
+    make_private_folder(data)  # 0700: other local users read no conversation
+    make_private_folder(Path(settings.db_path).parent.resolve(), tighten=False)
     async with contextlib.AsyncExitStack() as stack:
         if runner is not None:
             backend, kind = runner, _kind_of(settings)

@@ -27,7 +27,9 @@ container/supervision.py):
   with its exit status (or signal) and the tail of its stderr.
 - Stopping: SIGTERM to the process group, SIGKILL after `kill_grace_s`, then the leader is
   reaped. When the leader exits by itself, whatever is left in its group is SIGKILLed too.
-  Cancelling or closing the iteration stops the process the same way.
+  Either way, so is every process left in the runner's session: the command runner's checks
+  run in process groups of their own in it, and must not outlive a runner that was SIGKILLed
+  (container/sessions.py). Cancelling or closing the iteration stops the process the same way.
 
 Processes that leave the group (`setsid`, as Claude Code's Bash tool does) are the runner's to
 clean up (it is a child subreaper, runners/_procs.py) — locally nothing else bounds them.
@@ -46,6 +48,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from typing import Any
 
 from container.limits import TailBuffer, runner_env
+from container.sessions import kill_session
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
 
@@ -193,6 +196,7 @@ class _Supervised:
                 if exited_at is None and exit_task.done():
                     exited_at = clock()
                     _killpg(self.pgid, signal.SIGKILL)  # leftovers of the group, not the leader
+                    kill_session(self.pgid)  # and of the session: its checks (container/sessions)
                 if not read_task.done():
                     continue
                 chunk = read_task.result()
@@ -259,10 +263,13 @@ class _Supervised:
                         f" (ignored SIGTERM; SIGKILLed after {self.backend.kill_grace_s:g}s)"
                     )
             _killpg(self.pgid, signal.SIGKILL)
+            kill_session(self.pgid)
             await proc.wait()
+            kill_session(self.pgid)  # what was forked while the leader died
         except BaseException:
             # Interrupted (a second cancellation): never leave the group running.
             _killpg(self.pgid, signal.SIGKILL)
+            kill_session(self.pgid)
             raise
         finally:
             for task in self._tasks:

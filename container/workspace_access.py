@@ -13,10 +13,23 @@ for that task alone, so nobody could have chowned it beforehand. When the engine
 folder in it, symlinks themselves and never what they point to) before the owner's first turn;
 any other engine user than the container's cannot, and the reason says to run the bot as the
 containers' uid or as root.
+
+The hand-over is root changing owners in a tree that a process of the container user may be
+writing at that moment (a container of the same task, or one left running). A walk by path would
+let that process swap a folder for a symlink between the listing and the chown, and root's chown
+would follow it onto the host's files (issue 24 #4). So the walk goes by file descriptor: each
+folder is opened relative to its parent's descriptor with O_NOFOLLOW | O_DIRECTORY (a symlink
+put in its place fails to open and is skipped) and changed with fchown on that descriptor; every
+other entry is changed by name relative to the held folder descriptor, never following a
+symlink (`fchownat(..., AT_SYMLINK_NOFOLLOW)`), so no path is ever resolved through a link. A
+folder on another filesystem (a mount) is not entered, and a file with more than one hard link
+keeps its owner (its other name may be outside the tree; a container cannot link anything from
+outside its bind mount, so that is a second fence, not the first).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -70,9 +83,72 @@ def hand_over(path: str, user: str) -> str | None:
             f"the containers' user {ids[0]}:{ids[1]} cannot write: run the bot as uid {ids[0]}, "
             f"or as root (which hands each task's worktree to {ids[0]}:{ids[1]})"
         )
-    uid, gid = ids
-    for folder, dirs, files in os.walk(path):  # followlinks=False: links are not entered
-        for name in (*dirs, *files):
-            os.chown(os.path.join(folder, name), uid, gid, follow_symlinks=False)
-    os.chown(path, uid, gid, follow_symlinks=False)
+    try:
+        top = os.open(path, _DIR_FLAGS)
+    except OSError as exc:
+        return f"the task's worktree {path} cannot be handed over: {exc}"
+    try:
+        _chown_tree(top, os.fstat(top).st_dev, *ids)
+    finally:
+        os.close(top)
     return workspace_problem(path, user)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _chown_tree(top: int, device: int, uid: int, gid: int) -> None:
+    """fchown the open folder `top` and everything below it on filesystem `device`, by file
+    descriptor (see the module's docstring). Depth first, holding one descriptor per level; an
+    entry that vanishes or changes kind meanwhile is skipped (the process racing us made it, and
+    gets nothing of root's), and so is a level too deep for the descriptors left."""
+    os.fchown(top, uid, gid)
+    frames = [(os.dup(top), _names(top))]
+    try:
+        while frames:
+            folder, names = frames[-1]
+            if not names:
+                os.close(folder)
+                frames.pop()
+                continue
+            child = _chown_entry(folder, names.pop(), device, uid, gid)
+            if child is None:
+                continue
+            try:
+                frames.append((child, _names(child)))
+            except OSError:
+                os.close(child)
+    finally:
+        for folder, _ in frames:
+            os.close(folder)
+
+
+def _names(folder: int) -> list[str]:
+    with os.scandir(folder) as listing:
+        return [entry.name for entry in listing]
+
+
+def _chown_entry(folder: int, name: str, device: int, uid: int, gid: int) -> int | None:
+    """Give the entry `name` of the open folder `folder` away; a sub-folder comes back opened
+    (and already given away) to be walked, anything else as None."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        # By name in the held folder, the link itself: nothing is resolved through a symlink.
+        if info.st_nlink == 1:
+            with contextlib.suppress(OSError):
+                os.chown(name, uid, gid, dir_fd=folder, follow_symlinks=False)
+        return None
+    if info.st_dev != device:
+        return None  # a mount inside the worktree: not ours to give
+    try:
+        child = os.open(name, _DIR_FLAGS, dir_fd=folder)  # swapped for a symlink: ELOOP
+    except OSError:
+        return None
+    if os.fstat(child).st_dev != device:
+        os.close(child)
+        return None
+    os.fchown(child, uid, gid)
+    return child

@@ -67,11 +67,16 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                 )
                 return
             try:
-                policy = await worktrees.for_task(policy, task, ctx.data_dir)
+                policy, note = await worktrees.for_task(
+                    policy, task, ctx.data_dir, ctx.store, ctx.now()
+                )
             except worktrees.WorktreeError as exc:
                 await ctx.store.apply(worktrees.refusal(task, room, str(exc), ctx.now()))
                 ctx.wake_outbox()
                 return
+            if note is not None:  # its branch got another name: a branch had taken its own
+                await ctx.store.apply(worktrees.notice(task, room, note, ctx.now()))
+                ctx.wake_outbox()
             if task.summon is not None and accepts(protocol, task.status):
                 await _summon(ctx, protocol, task, room, policy)
                 continue

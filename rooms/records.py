@@ -104,6 +104,20 @@ class VerdictRow:
 
 
 @dataclass(frozen=True)
+class WorktreeRecord:
+    """The worktree and branch this bot made for a task (rooms/worktrees.py): the only branch
+    the task ever resumes."""
+
+    task_id: int
+    name: str  # the folder under <data>/worktrees, and the branch's name after `tribunal/`
+    wanted: str  # the name the task would have had; another `name` when that one was taken
+    branch: str
+    base: str  # the commit the branch was made at: where the task started
+    repository: str  # the repository's common git dir
+    created_at: float
+
+
+@dataclass(frozen=True)
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0

@@ -80,7 +80,7 @@ async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> l
     lines = [f"Outcome: {await _outcome(ctx, task)}."]
     if task.closed_at is not None:
         lines.append(f"It ran for {duration_words(max(task.closed_at - task.created_at, 0.0))}.")
-    head = await branch_head(policy, task) if policy is not None else None
+    head = await branch_head(policy, task, ctx.store) if policy is not None else None
     if head is not None:
         lines.append(f"Branch `{head[0]}` at {head[1][:12]}.")
     lines.append(f"Turns: {task.turns} · tokens: {task.tokens:,} · cost: ${task.cost_usd:.2f}.")

@@ -3,7 +3,16 @@
 A group's workspace is a folder in a git repository (the user's checkout). Each task works in
 a worktree of that repository under the data folder, `<data>/worktrees/<task id>-<slug>`, on the
 branch `tribunal/<task id>-<slug>` started from the checkout's HEAD when the task first runs, so
-two tasks of one group never see each other's files. The owner's container mounts the task's
+two tasks of one group never see each other's files.
+
+A task resumes only the branch this bot made for it, as the store records it (name, base commit,
+repository, when: rooms/store/worktrees.py), never one that merely has its name: a branch of
+that name may be planted by a repository, or left over from another bot or from before the data
+folder was reset (task ids start again at 1). When the name (its branch, its folder or a
+worktree git knows at that folder) is taken and the store has no record of making it for this
+task, the task gets the next free name, `<task id>-<slug>-2`, `-3`, …, says so in its room, and
+the record keeps both names. A recorded branch that no longer descends from its recorded base
+was replaced by someone else: the task refuses it. The owner's container mounts the task's
 worktree read-write, the reviewer's and the arbiter's read-only (the backends mount whatever
 workspace the spec names); the run spec also names the worktree's git dir and the repository's
 common git dir (`git_metadata`), which container backends mount read-only so agents can run git's
@@ -39,14 +48,16 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from rooms.gitsafe import GitError, git, no_filters
 from rooms.model import GroupPolicy, RoomRef, Task
-from rooms.records import Change, OutboxDraft
+from rooms.records import Change, OutboxDraft, WorktreeRecord
 
 FOLDER = "worktrees"
 SLUG_WORDS = 6
 SLUG_CHARS = 40
+MAX_NAMES = 20  # `<id>-<slug>`, then `-2` … `-20`: after that the task is refused
 _locks: dict[str, asyncio.Lock] = {}  # one `git worktree add` at a time per repository
 # The worktrees made or found in this process, by task workspace: the commit at the end looks
 # its worktree up here and never runs git discovery inside a folder an agent wrote.
@@ -55,6 +66,14 @@ _known: dict[str, Worktree] = {}
 
 class WorktreeError(RuntimeError):
     """The task's worktree could not be made; the reason says why, for the room."""
+
+
+class WorktreeRecords(Protocol):
+    """What the worktrees need of the store (rooms/store/worktrees.py)."""
+
+    async def worktree(self, task_id: int) -> WorktreeRecord | None: ...
+
+    async def record_worktree(self, record: WorktreeRecord) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -89,10 +108,6 @@ def name_of(task: Task) -> str:
     return f"{task.id}-{slug(task.text)}"
 
 
-def branch_of(task: Task) -> str:
-    return f"tribunal/{name_of(task)}"
-
-
 async def repository_of(workspace: str) -> tuple[str, str] | None:
     """(top folder, subfolder) of the git checkout holding `workspace`; None when it is not in
     a git repository with a commit."""
@@ -107,35 +122,53 @@ async def repository_of(workspace: str) -> tuple[str, str] | None:
     return top, "" if rel == "." else rel
 
 
-async def for_task(policy: GroupPolicy, task: Task, data_dir: str | None) -> GroupPolicy:
+async def for_task(
+    policy: GroupPolicy, task: Task, data_dir: str | None, records: WorktreeRecords, now: float
+) -> tuple[GroupPolicy, str | None]:
     """The group's policy with the task's own worktree as its workspace (unchanged when the
-    workspace is used in place: see the module's docstring). Raises WorktreeError."""
-    tree = await ensure(policy, task, data_dir)
-    if tree is None:
-        return policy
+    workspace is used in place: see the module's docstring), and a note for the room when the
+    task's branch was just made under another name than its own. Raises WorktreeError."""
+    made = await ensure(policy, task, data_dir, records, now)
+    if made is None:
+        return policy, None
+    tree, note = made
     _known[tree.workspace] = tree
-    return replace(policy, workspace=tree.workspace)
+    return replace(policy, workspace=tree.workspace), note
 
 
-async def ensure(policy: GroupPolicy, task: Task, data_dir: str | None) -> Worktree | None:
+async def ensure(
+    policy: GroupPolicy, task: Task, data_dir: str | None, records: WorktreeRecords, now: float
+) -> tuple[Worktree, str | None] | None:
     if policy.workspace is None or data_dir is None:
         return None
     found = await repository_of(policy.workspace)
     if found is None:
         return None
     top, sub = found
-    path = os.path.join(os.path.abspath(data_dir), FOLDER, name_of(task))
+    folder = os.path.join(os.path.abspath(data_dir), FOLDER)
     common = await _common_dir(top)
     lock = _locks.setdefault(common, asyncio.Lock())
+    note = None
     async with lock:
+        record = await records.worktree(task.id)
+        if record is None:
+            record = await _make(top, common, folder, task, now)
+            await records.record_worktree(record)
+            note = _renamed(task, record)
+        path = os.path.join(folder, record.name)
+        if record.repository != common:
+            raise WorktreeError(
+                f"its branch `{record.branch}` was made in another repository"
+                f" ({record.repository}), not in {common}"
+            )
         git_dir = _admin_dir(common, path)
         if git_dir is None:
-            await _add(top, common, path, branch_of(task))
+            await _add_again(top, common, path, record)
             git_dir = _admin_dir(common, path)
         if git_dir is None:
             raise WorktreeError(f"git made no worktree at {path}")
-    base = await _base(path, git_dir)
-    return Worktree(path, os.path.join(path, sub) if sub else path, git_dir, branch_of(task), base)
+    workspace = os.path.join(path, sub) if sub else path
+    return Worktree(path, workspace, git_dir, record.branch, record.base), note
 
 
 def git_metadata(workspace: str | None) -> tuple[str, str] | None:
@@ -196,20 +229,25 @@ async def commit_note(
         return f"⚠️ The work could not be committed: {exc}"
 
 
-async def branch_head(policy: GroupPolicy, task: Task) -> tuple[str, str] | None:
+async def branch_head(
+    policy: GroupPolicy, task: Task, records: WorktreeRecords
+) -> tuple[str, str] | None:
     """(branch, its commit) of a task, read from the group's repository (the user's checkout,
-    never a worktree); None when the task had no branch (a workspace used in place)."""
-    if policy.workspace is None:
+    never a worktree); None when the task had no branch this bot made (a workspace used in
+    place, or a task of a Tribunal that kept no record)."""
+    record = await records.worktree(task.id)
+    if policy.workspace is None or record is None:
         return None
     found = await repository_of(policy.workspace)
     if found is None:
         return None
-    branch = branch_of(task)
     try:
-        head = await git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=found[0])
+        head = await git(
+            "rev-parse", "--verify", "--quiet", f"refs/heads/{record.branch}", cwd=found[0]
+        )
     except GitError:
         return None
-    return branch, head.strip()
+    return record.branch, head.strip()
 
 
 def refusal(task: Task, room: RoomRef, reason: str, now: float) -> Change:
@@ -217,6 +255,22 @@ def refusal(task: Task, room: RoomRef, reason: str, now: float) -> Change:
     text = f"⚠️ Task #{task.id} cannot start: its own worktree could not be made ({reason})."
     draft = OutboxDraft(f"task:{task.id}:worktree", room, text, persona="tribunal")
     return Change(task.id, now, expect_version=task.version, event="stop", outbox=[draft])
+
+
+def notice(task: Task, room: RoomRef, text: str, now: float) -> Change:
+    """Posts the note `for_task` gave about the task's branch in its room."""
+    draft = OutboxDraft(f"task:{task.id}:branch", room, text, persona="tribunal")
+    return Change(task.id, now, outbox=[draft])
+
+
+def _renamed(task: Task, record: WorktreeRecord) -> str | None:
+    if record.name == record.wanted:
+        return None
+    return (
+        f"ℹ️ A branch or worktree named `tribunal/{record.wanted}` exists already, and this bot"
+        f" did not make it for task #{task.id}: the task works on its own new branch"
+        f" `{record.branch}`, started from {record.base[:12]}, and leaves that one alone."
+    )
 
 
 def _in(tree: Worktree, config: list[str]) -> Callable[..., Awaitable[str]]:
@@ -253,32 +307,64 @@ def _admin_dir(common: str, path: str) -> str | None:
     return None
 
 
-async def _add(top: str, common: str, path: str, branch: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+async def _make(top: str, common: str, folder: str, task: Task, now: float) -> WorktreeRecord:
+    """Make the task's branch and worktree under the first free name, from the checkout's HEAD.
+    `git worktree add -b` never takes a branch that exists: what it makes is this bot's."""
+    wanted = name_of(task)
     try:
-        exists = True
-        await git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=top)
-    except GitError:
-        exists = False
-    args = [path, branch] if exists else ["-b", branch, path, "HEAD"]
-    try:
+        base = (await git("rev-parse", "--verify", "HEAD^{commit}", cwd=top)).strip()
         await git("worktree", "prune", cwd=top, git_dir=common)
         # The checkout of the new worktree runs no filter either (the branch is the user's).
         config = await no_filters(cwd=top, git_dir=common)
+    except GitError as exc:
+        raise WorktreeError(str(exc)) from None
+    os.makedirs(folder, exist_ok=True)
+    for n in range(1, MAX_NAMES + 1):
+        name = wanted if n == 1 else f"{wanted}-{n}"
+        path, branch = os.path.join(folder, name), f"tribunal/{name}"
+        if os.path.lexists(path) or _admin_dir(common, path) or await _has_branch(top, branch):
+            continue
+        args = ["-b", branch, path, base]
+        try:
+            await git(
+                "worktree", "add", "--quiet", *args, cwd=top, git_dir=common, extra_config=config
+            )
+        except GitError as exc:
+            raise WorktreeError(str(exc)) from None
+        return WorktreeRecord(task.id, name, wanted, branch, base, common, now)
+    raise WorktreeError(
+        f"the branches `tribunal/{wanted}` to `tribunal/{wanted}-{MAX_NAMES}` (or their folders)"
+        " all exist already, and none was made by this bot for this task"
+    )
+
+
+async def _add_again(top: str, common: str, path: str, record: WorktreeRecord) -> None:
+    """The recorded worktree is gone (its folder was removed): add it again on the task's own
+    branch, or make the branch again at its base if that is gone too. A branch that no longer
+    descends from the base is someone else's now, and is refused."""
+    try:
+        await git("worktree", "prune", cwd=top, git_dir=common)
+        config = await no_filters(cwd=top, git_dir=common)
+        if await _has_branch(top, record.branch):
+            try:
+                await git("merge-base", "--is-ancestor", record.base, record.branch, cwd=top)
+            except GitError:
+                raise WorktreeError(
+                    f"its branch `{record.branch}` no longer descends from where the task"
+                    f" started ({record.base[:12]}): someone replaced it"
+                ) from None
+            args = [path, record.branch]
+        else:
+            args = ["-b", record.branch, path, record.base]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
         await git("worktree", "add", "--quiet", *args, cwd=top, git_dir=common, extra_config=config)
     except GitError as exc:
         raise WorktreeError(str(exc)) from None
 
 
-async def _base(path: str, git_dir: str) -> str:
-    """Where the task started: HEAD when the worktree was first seen, kept in its git dir."""
-    base_file = os.path.join(git_dir, "tribunal-base")
+async def _has_branch(top: str, branch: str) -> bool:
     try:
-        with open(base_file, encoding="utf-8") as f:
-            return f.read().strip()
-    except OSError:
-        pass
-    head = (await git("rev-parse", "HEAD", cwd=path, git_dir=git_dir, work_tree=path)).strip()
-    with open(base_file, "w", encoding="utf-8") as f:
-        f.write(head + "\n")
-    return head
+        await git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", cwd=top)
+    except GitError:
+        return False
+    return True

@@ -8,7 +8,9 @@ runner sees it. The engine derives PASS/FAIL/ERROR from that (rooms/resolve/chec
 A check is untrusted: it comes from an agent's test design. How each is run, and why:
 
 - `/bin/sh -c <command>` with cwd = request.cwd (the workspace: read-only in a container) and
-  stdin from /dev/null, in a session of its own (its own process group).
+  stdin from /dev/null, in a process group of its own but in the runner's session: the host
+  ends the runner's whole session, so a check that SIGKILLs the runner (whose own cleanup then
+  never runs) is ended with what it started (container/sessions.py).
 - stdout and stderr go into one pipe the runner reads, never the runner's own: a check must not
   be able to print protocol lines. The runner is not dumpable (runners/_io.protect_stdout), so a
   check of the same user cannot reach the protocol pipe through /proc/<runner>/fd either.
@@ -122,7 +124,7 @@ def run_check(check: Check, cwd: str, out: EventWriter) -> CheckResult:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            process_group=0,  # its own group (killed at its timeout), the runner's session
             close_fds=True,
         )
     except OSError as exc:

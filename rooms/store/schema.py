@@ -258,6 +258,18 @@ MIGRATIONS: list[list[str]] = [
         # 6: the git tree the reviewer approved (rooms/snapshots.py): the wrap-up is compared
         # with it and exactly it is committed.
         "ALTER TABLE tasks ADD COLUMN approved_tree TEXT",
+        # and the worktree and branch this bot made for a task (rooms/worktrees.py). A task
+        # resumes only the branch recorded here; `wanted` is the name it would have had, when
+        # a branch or folder of that name existed already and `name` had to be another.
+        """CREATE TABLE worktrees (
+            task_id INTEGER PRIMARY KEY REFERENCES tasks(id),
+            name TEXT NOT NULL,
+            wanted TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            base TEXT NOT NULL,
+            repository TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )""",
     ],
 ]
 

@@ -31,6 +31,7 @@ from rooms.records import (
 )
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
+from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
 from rooms.store.prune import PruneStore
@@ -45,6 +46,7 @@ from rooms.store.rows import (
     to_turn,
 )
 from rooms.store.schema import MIGRATIONS
+from rooms.store.worktrees import WorktreeStore
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -77,11 +79,12 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore):
+class Store(OutboxStore, PanelStore, PruneStore, WorktreeStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
     async def open(cls, path: str) -> Store:
+        make_private(path)  # 0600, and so are the -wal and -shm files SQLite makes beside it
         db = await aiosqlite.connect(path, isolation_level=None)  # autocommit; we BEGIN ourselves
         try:
             db.row_factory = aiosqlite.Row
