@@ -11,19 +11,34 @@ import pytest
 
 from rooms import worktrees
 from rooms.model import GroupPolicy, Task
+from rooms.records import WorktreeRecord
 from rooms.snapshots import EXCLUDED, Refused, pathspecs, snapshot
 from tests.rooms.git_helpers import git, make_repo
 
 LIMIT = 1024
 
 
+class Records:
+    """The store's worktree records, in memory (rooms/worktrees.py: WorktreeRecords)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, WorktreeRecord] = {}
+
+    async def worktree(self, task_id: int) -> WorktreeRecord | None:
+        return self.rows.get(task_id)
+
+    async def record_worktree(self, record: WorktreeRecord) -> None:
+        self.rows[record.task_id] = record
+
+
 async def worktree(tmp_path: Path, files: dict[str, str] | None = None) -> worktrees.Worktree:
     repo = make_repo(tmp_path / "repo", files)
     task = Task(id=1, room="r", group="g", text="add a", status="owner_turn", version=0,
                 created_at=0.0, updated_at=0.0)  # fmt: skip
-    tree = await worktrees.ensure(GroupPolicy(name="g", workspace=str(repo)), task, str(tmp_path))
-    assert tree is not None
-    return tree
+    policy = GroupPolicy(name="g", workspace=str(repo))
+    made = await worktrees.ensure(policy, task, str(tmp_path), Records(), 0.0)
+    assert made is not None
+    return made[0]
 
 
 def listing(tree: worktrees.Worktree, tree_id: str) -> dict[str, str]:
