@@ -22,8 +22,8 @@ from bot.adapter import Adapter, Router
 from bot.backend import BackendKind, make_backend, running_backend
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
+from rooms.base.ports import Clock, Runner
 from rooms.engine import Engine
-from rooms.ports import Clock, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 

@@ -17,9 +17,9 @@ from bot.console.lines import LineReader
 from bot.console.room import PLATFORM, ConsoleRoom
 from bot.console.screen import ConsolePlatform
 from bot.settings import Settings
+from rooms.base.model import Outbound
+from rooms.base.ports import Runner
 from rooms.engine import Engine
-from rooms.model import Outbound
-from rooms.ports import Runner
 
 
 class ConsoleAdapter:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rooms.history import History
-from rooms.judge.markers import (
+from rooms.base.markers import (
     ARBITER,
     OWNER,
     OWNER_MARKERS,
@@ -20,10 +19,11 @@ from rooms.judge.markers import (
     REVIEWER_MARKERS,
     VERDICTS,
 )
+from rooms.base.model import GroupPolicy, Ruling, Summon, Task, Turn
+from rooms.base.records import VerdictRow
+from rooms.judge.history import History
 from rooms.judge.sendback import earlier_send_back, resend_prompt
-from rooms.model import GroupPolicy, Ruling, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
-from rooms.records import VerdictRow
 
 
 def _either(words: tuple[str, ...]) -> str:

@@ -181,7 +181,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE outbox ADD COLUMN in_reply_to TEXT",
     ],
     [
-        # 3: every task records its protocol (rooms.protocols; the tasks before it are the
+        # 3: every task records its protocol (rooms.core.registry; the tasks before it are the
         # owner/reviewer pair's), and its status is any of its protocol's (no CHECK listing the
         # pair's): the table is rebuilt, the documented way to drop a constraint in SQLite.
         """CREATE TABLE tasks_v3 (

@@ -16,11 +16,8 @@ from typing import Any, TypedDict
 
 import aiosqlite
 
-from rooms.history import History
-from rooms.model import RoomRef, Task, Turn
-from rooms.protocols import DEFAULT as DEFAULT_PROTOCOL
-from rooms.protocols import table_for
-from rooms.records import (
+from rooms.base.model import RoomRef, Task, Turn
+from rooms.base.records import (
     Change,
     Escalation,
     FiringRow,
@@ -29,6 +26,9 @@ from rooms.records import (
     Usage,
     VerdictRow,
 )
+from rooms.core.registry import DEFAULT as DEFAULT_PROTOCOL
+from rooms.core.registry import table_for
+from rooms.judge.history import History
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.outbox import OutboxStore

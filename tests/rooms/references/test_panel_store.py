@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from rooms.history import load
-from rooms.model import Ruling
-from rooms.records import Change, TurnEnd, VerdictDraft
+from rooms.base.model import Ruling
+from rooms.base.records import Change, TurnEnd, VerdictDraft
+from rooms.judge.history import load
 from rooms.references.arbitration import PanelUse, panel_for, room_lines, verdict_fields
 from rooms.store import Store
 from rooms.store.schema import LATEST, MIGRATIONS

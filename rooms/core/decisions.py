@@ -15,11 +15,11 @@ import logging
 import os
 from datetime import UTC, datetime
 
-from rooms.context import Ctx
-from rooms.history import load
+from rooms.base.model import Task, Turn
+from rooms.base.records import Escalation, VerdictRow
+from rooms.core.context import Ctx
+from rooms.judge.history import load
 from rooms.judge.verdicts import OUTCOME_MARK, blockquote
-from rooms.model import Task, Turn
-from rooms.records import Escalation, VerdictRow
 
 log = logging.getLogger(__name__)
 _TURNS_LISTED = 20  # turns of one cycle listed in its outcome; the rest are counted

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from rooms.base.markers import ARBITER, HUMAN, OWNER, ROLES
+from rooms.base.model import Turn
+from rooms.base.records import FiringRow, Message, VerdictRow
 from rooms.judge.detectors import Step, bounded
-from rooms.judge.markers import ARBITER, HUMAN, OWNER, ROLES
-from rooms.model import Turn
-from rooms.records import FiringRow, Message, VerdictRow
 
 if TYPE_CHECKING:  # the store checks moves against the protocols, which read histories
     from rooms.store import Store

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from rooms.context import Ctx
+from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
+from rooms.core.context import Ctx
+from rooms.core.registry import DEFAULT, UnknownProtocol, protocol_for
 from rooms.judge.detectors import duration_words
-from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
 from rooms.references.render import status_lines
-from rooms.worktrees import branch_head
+from rooms.work.worktrees import branch_head
 
 
 async def status_text(ctx: Ctx, room: RoomRef) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rooms.model import Action, Card, Firing, RoomRef, Ruling, Summon
+from rooms.base.model import Action, Card, Firing, RoomRef, Ruling, Summon
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.arena.limits import ArenaLimits
+from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.debate.limits import DebateLimits
-from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
 
@@ -209,7 +209,7 @@ class Task(Record):
     room: str  # RoomRef.key
     group: str
     text: str
-    status: str  # one of its protocol's statuses (rooms.machine.StateTable)
+    status: str  # one of its protocol's statuses (rooms.base.machine.StateTable)
     version: int
     rounds: int = 0  # owner/reviewer rounds since the last human message or ruling
     arbitrations: int = 0
@@ -219,7 +219,7 @@ class Task(Record):
     closed_at: float | None = None  # set when the task closes
     tokens: int = 0
     cost_usd: float = 0.0
-    protocol: str = "pair"  # the name it is registered under (rooms.protocols)
+    protocol: str = "pair"  # the name it is registered under (rooms.core.registry)
     failures: int = 0  # consecutive failed runs
     grants: int = 0  # ceilings people raised once more
     opened_by: str = ""

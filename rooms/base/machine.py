@@ -21,7 +21,7 @@ ANSWER = "answer"
 APPROVE = "approve"
 REJECT = "reject"
 HUMAN_EVENTS = (ANSWER, APPROVE, REJECT, STOP)
-# A person's `arbitrate` (rooms.summons): a protocol whose table has this event from a status
+# A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
 # lets people call its judge there; the store keeps the request only where the table allows it.
 SUMMONED = "summoned"
 

@@ -16,10 +16,10 @@ commit and a diffstat against where the task started, or says plainly that nothi
 The user's checkout is never touched: `git worktree add` adds the new branch, its objects and
 the worktree's bookkeeping under the repository's `.git`, nothing in the checkout's files.
 
-Every git call goes through rooms/gitsafe.py with the worktree's git dir named explicitly (the
+Every git call goes through rooms/work/gitsafe.py with the worktree's git dir named explicitly (the
 one `git worktree add` made inside the group's repository, which containers mount read-only
 at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git`
-file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py).
+file and any planted `.git` folder are part of the workspace hash (rooms/work/workspace.py).
 
 Decided for workspaces that are no git repository: a plain folder, or a repository without a
 commit yet, has no branch to start from, and Tribunal will not `git init` or commit in a
@@ -37,9 +37,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from rooms.gitsafe import GitError, git, no_filters
-from rooms.model import GroupPolicy, RoomRef, Task
-from rooms.records import Change, OutboxDraft
+from rooms.base.model import GroupPolicy, RoomRef, Task
+from rooms.base.records import Change, OutboxDraft
+from rooms.work.gitsafe import GitError, git, no_filters
 
 FOLDER = "worktrees"
 SLUG_WORDS = 6

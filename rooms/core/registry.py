@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 
 from rooms.arena.protocol import ARENA
+from rooms.base.machine import StateTable
+from rooms.core.protocol import Protocol
 from rooms.debate.protocol import DEBATE
-from rooms.machine import StateTable
 from rooms.pair.protocol import PAIR
-from rooms.protocol import Protocol
 from rooms.resolve.protocol import RESOLVE
 
 DEFAULT = PAIR.name

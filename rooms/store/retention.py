@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rooms.ports import Clock
+from rooms.base.ports import Clock
 
 if TYPE_CHECKING:  # the store imports this module's vocabulary
     from rooms.store import Store

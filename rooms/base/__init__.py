@@ -1,0 +1,1 @@
+"""The words and nouns every part of rooms/ stands on (see rooms/__init__.py)."""

@@ -1,0 +1,1 @@
+"""What every protocol runs on (see rooms/__init__.py)."""

@@ -1,0 +1,1 @@
+"""What the phased protocols share (see rooms/__init__.py)."""
