@@ -16,7 +16,7 @@ import re
 import uuid
 from collections.abc import Callable
 
-from rooms.base.machine import STOP, WAITING_HUMAN
+from rooms.base.machine import DEFAULT_PROTOCOL, STOP, WAITING_HUMAN
 from rooms.base.model import GroupPolicy, Inbound, Summon, Task
 from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.core.context import Ctx
@@ -26,7 +26,7 @@ from rooms.core.protocol import Protocol
 from rooms.core.registry import (
     COMMANDS as COMMANDS,  # defined beside the registry, which refuses them
 )
-from rooms.core.registry import DEFAULT, by_command, protocol_for
+from rooms.core.registry import by_command, protocol_for
 from rooms.core.status import status_text
 from rooms.core.summons import acknowledgement, not_summonable
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
@@ -189,7 +189,7 @@ def _kind(text: str) -> tuple[Protocol, str]:
     first, _, after = text.partition(" ")
     chosen = by_command(first.lstrip("/").rstrip(".,:;!?").lower())
     if chosen is None:
-        return protocol_for(DEFAULT), text
+        return protocol_for(DEFAULT_PROTOCOL), text
     return chosen, after.strip()
 
 

@@ -19,6 +19,7 @@ import logging
 import uuid
 from collections.abc import Iterable
 
+from rooms.base.machine import UnknownProtocol
 from rooms.base.model import Inbound, RoomRef, Task
 from rooms.base.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.base.records import Escalation
@@ -27,7 +28,7 @@ from rooms.core.context import Ctx
 from rooms.core.driver import drive
 from rooms.core.escalations import card_key
 from rooms.core.outbox import Deliverer
-from rooms.core.registry import UnknownProtocol, table_for
+from rooms.core.registry import table_for
 from rooms.core.status import status_text
 from rooms.references.port import NoReferences, ReferencePool
 from rooms.store import Store

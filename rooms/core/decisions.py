@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from rooms.base.model import Task, Turn
 from rooms.base.records import Escalation, VerdictRow
 from rooms.core.context import Ctx
-from rooms.judge.history import load
 from rooms.judge.verdicts import OUTCOME_MARK, blockquote
 
 log = logging.getLogger(__name__)
@@ -113,7 +112,7 @@ async def complete_records(ctx: Ctx, task_id: int) -> None:
     task = await ctx.store.task(task_id)
     if task is None:
         return
-    history = await load(ctx.store, task_id)
+    history = await ctx.store.history(task_id)
     escalations = await ctx.store.escalations(task_id)
     root = os.path.realpath(os.path.join(ctx.data_dir, "decisions"))
     for i, verdict in enumerate(history.verdicts):

@@ -29,7 +29,6 @@ from rooms.core.protocol import Protocol, Step, TurnStart
 from rooms.core.registry import protocol_for
 from rooms.core.summons import Summonable, accepts
 from rooms.core.turns import RunOutcome, effective_thresholds, run_turn
-from rooms.judge.history import load
 from rooms.work import worktrees
 
 log = logging.getLogger(__name__)
@@ -111,7 +110,7 @@ async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Ste
         task=task,
         room=room,
         policy=policy,
-        history=await load(ctx.store, task.id),
+        history=await ctx.store.history(task.id),
         limits=effective_thresholds(policy.thresholds, task.grants),
         now=ctx.now(),
         owner=ctx.engine_id,
@@ -230,7 +229,9 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
             if fresh is None:
                 return
             now = ctx.now()
-            step_now = replace(before, task=fresh, history=await load(ctx.store, task.id), now=now)
+            step_now = replace(
+                before, task=fresh, history=await ctx.store.history(task.id), now=now
+            )
             change = await protocol.decide(step_now, turn, run)
             if await ctx.store.apply(change) is None:
                 await _keep(ctx, task, turn, run, "the task changed while the turn ran")

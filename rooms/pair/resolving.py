@@ -28,9 +28,9 @@ from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart
 from rooms.core.turns import RunOutcome
 from rooms.judge.history import History
+from rooms.judge.quoting import quoted
 from rooms.judge.verdicts import parse_ruling
 from rooms.pair import states
-from rooms.pair.prompting import quoted
 from rooms.phased.deliberation import Ask, Conclusion, Reply
 from rooms.phased.protocol import all_answered, ask_spec, over_ceiling, reply_of, reply_of_run
 from rooms.resolve import machine

@@ -16,6 +16,7 @@ from typing import Any, TypedDict
 
 import aiosqlite
 
+from rooms.base.machine import DEFAULT_PROTOCOL, registered_table
 from rooms.base.model import RoomRef, Task, Turn
 from rooms.base.records import (
     Change,
@@ -26,8 +27,6 @@ from rooms.base.records import (
     Usage,
     VerdictRow,
 )
-from rooms.core.registry import DEFAULT as DEFAULT_PROTOCOL
-from rooms.core.registry import table_for
 from rooms.judge.history import History
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
@@ -158,7 +157,7 @@ class Store(OutboxStore, PanelStore, PruneStore):
         """A new task of `protocol`, in its initial status (the pair's: `owner_turn`); None when
         the room already has an open task or the event was handled before. The acknowledgement
         is enqueued in the same transaction."""
-        initial = table_for(protocol).initial  # UnknownProtocol before anything is written
+        initial = registered_table(protocol).initial  # UnknownProtocol before anything is written
 
         def insert(db: sqlite3.Connection) -> Task:
             if event_id and not record_event(db, event_id, now):
@@ -226,7 +225,7 @@ class Store(OutboxStore, PanelStore, PruneStore):
         when the change lost (stale version, lease not held, turn no longer running, escalation
         no longer open, event already handled); then nothing at all was written."""
         try:
-            return await self._transact(lambda db: apply_change(db, change, table_for))
+            return await self._transact(lambda db: apply_change(db, change, registered_table))
         except Abort:
             return None
 

@@ -11,11 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from rooms.base.machine import CLOSED, STOP, WAITING_HUMAN, IllegalTransition, StateTable
+from rooms.base.machine import (
+    CLOSED,
+    STOP,
+    WAITING_HUMAN,
+    IllegalTransition,
+    StateTable,
+    UnknownProtocol,
+)
 from rooms.base.model import RoomRef
 from rooms.base.records import Change
 from rooms.core import registry as protocols
-from rooms.core.registry import UnknownProtocol, by_command, protocol_for, register
+from rooms.core.registry import by_command, protocol_for, register
 from rooms.pair import states as pair
 from rooms.store import Store
 from rooms.store.schema import LATEST, MIGRATIONS
