@@ -15,7 +15,7 @@ from typing import TextIO
 
 import pytest
 
-from bot.console import chat
+from bot.chat import chat
 from bot.settings import Settings, load_settings
 from rooms.base.model import RoomRef
 from rooms.store import Store

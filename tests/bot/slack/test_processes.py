@@ -22,7 +22,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.console import chat
+from bot.chat import chat
 from bot.settings import load_settings
 from rooms.base.model import RoomRef, Task
 from rooms.store import Store
