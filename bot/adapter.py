@@ -1,10 +1,10 @@
 """The seam between the engine and a chat platform (DESIGN §7).
 
-An `Adapter` is one platform: it turns the platform's events into `rooms.model.Inbound` and
-hands them to `Engine.handle`, and it renders each `rooms.model.Outbound` the engine delivers
+An `Adapter` is one platform: it turns the platform's events into `rooms.base.model.Inbound` and
+hands them to `Engine.handle`, and it renders each `rooms.base.model.Outbound` the engine delivers
 (text, persona, buttons, the structured `Card`, edits in place). `Router` is the engine's single
-`rooms.ports.Platform`: it passes each outbound message to the adapter of its room's platform, so
-one process can serve the console, Slack and Discord on one engine and store.
+`rooms.base.ports.Platform`: it passes each outbound message to the adapter of its room's
+platform, so one process can serve the console, Slack and Discord on one engine and store.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -54,7 +54,7 @@ class UnservedPlatform(RuntimeError):
 
 
 class Router:
-    """`rooms.ports.Platform` over several adapters, chosen by the room's platform."""
+    """`rooms.base.ports.Platform` over several adapters, chosen by the room's platform."""
 
     def __init__(self, adapters: Iterable[Adapter] = ()) -> None:
         self._adapters: dict[str, Adapter] = {}

@@ -23,8 +23,8 @@ from bot.backend import BackendKind, make_backend, running_backend
 from bot.data_folder import make_private_folder
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
+from rooms.base.ports import Clock, Runner
 from rooms.engine import Engine
-from rooms.ports import Clock, Runner
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 

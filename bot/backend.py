@@ -37,7 +37,7 @@ from container.docker_backend import DockerBackend, connect
 from container.docker_pool import DockerConfig
 from container.local import LocalBackend
 from container.proxy.runner import ProxiedRunner
-from rooms.ports import Runner
+from rooms.base.ports import Runner
 from runners.protocol import RunEvent, RunSpec
 
 log = logging.getLogger(__name__)

@@ -85,7 +85,7 @@ def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run_console(settings: Settings, lockstep: bool | None = None) -> int:
-    from bot.console import chat  # imported late: replay and doctor need no engine
+    from bot.chat import chat  # imported late: replay and doctor need no engine
 
     try:
         return asyncio.run(chat(settings, stdin=sys.stdin, stdout=sys.stdout, lockstep=lockstep))

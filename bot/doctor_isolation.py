@@ -8,9 +8,9 @@ whether the containers' user can write each group's workspace.
 - workspace <group>: a folder in no git repository with a commit is used in place: the owner's
   container mounts it read-write as uid 1000, and a folder that user cannot write fails the check
   (the owner's turns would fail), with the `chown` to run. In a git checkout each task works in its
-  own worktree, which the engine makes as the bot's user (rooms/worktrees.py) and mounts instead;
-  the checkout is mounted nowhere, so its owner does not matter: the bot's user does. Root, or
-  the containers' uid itself, is fine (root hands each worktree to the containers' user,
+  own worktree, which the engine makes as the bot's user (rooms/work/worktrees.py) and mounts
+  instead; the checkout is mounted nowhere, so its owner does not matter: the bot's user does.
+  Root, or the containers' uid itself, is fine (root hands each worktree to the containers' user,
   container/workspace_access.py); any other uid fails the check, as its owner turns would.
 """
 
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from bot.settings import Settings
 from container.docker_pool import DockerConfig
 from container.workspace_access import parse_user, workspace_problem
-from rooms.worktrees import repository_of
+from rooms.work.worktrees import repository_of
 
 ISOLATED = "none"
 _REACH = {

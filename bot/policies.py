@@ -1,4 +1,4 @@
-"""Settings → the engine's view of a group (rooms.model.GroupPolicy), looked up by room.
+"""Settings → the engine's view of a group (rooms.base.model.GroupPolicy), looked up by room.
 
 A room belongs to the group whose platform and channel it lives in; the console room
 (`RoomRef("console", "local", n)`) belongs to the console group. Any other room is not ours.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bot.settings import Settings
 from bot.settings_sections import CONSOLE_GROUP, AgentSettings, GroupBase
-from rooms.model import AgentConfig, GroupPolicy, RoomRef
+from rooms.base.model import AgentConfig, GroupPolicy, RoomRef
 
 
 def group_policy(name: str, group: GroupBase) -> GroupPolicy:
@@ -44,12 +44,13 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
 
 
 def _agent(role: AgentSettings | None) -> AgentConfig | None:
-    """None stays None: the engine then uses the arbiter's (rooms.model.GroupPolicy.agent_for)."""
+    """None stays None: the engine then uses the arbiter's
+    (rooms.base.model.GroupPolicy.agent_for)."""
     return None if role is None else AgentConfig(agent=role.agent, model=role.model)
 
 
 class SettingsPolicies:
-    """rooms.ports.Policies from Settings: built once, looked up per inbound event."""
+    """rooms.base.ports.Policies from Settings: built once, looked up per inbound event."""
 
     def __init__(self, settings: Settings) -> None:
         self._by_channel: dict[tuple[str, str], GroupPolicy] = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rooms.model import Action, Outbound
+from rooms.base.model import Action, Outbound
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 COMMAND_OF_ACTION = {"approve": "/approve", "reject": "/reject"}

@@ -18,7 +18,7 @@ import bot.platforms
 from bot.adapter import Adapter, Finishing
 from bot.app import open_app
 from bot.settings import Settings
-from rooms.ports import Runner
+from rooms.base.ports import Runner
 
 
 def configured_adapters(settings: Settings) -> list[Adapter]:

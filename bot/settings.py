@@ -52,7 +52,7 @@ from bot.settings_sections import (
     SettingsError,
     default_instance,
 )
-from rooms.retention import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS
+from rooms.store.retention import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS
 
 
 def _alias(*names: str) -> Any:

@@ -17,9 +17,9 @@ from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
 from rooms.arena.limits import ArenaLimits
+from rooms.base.markers import Role
+from rooms.base.model import GroupPolicy, Thresholds
 from rooms.debate.limits import DebateLimits
-from rooms.judge.markers import Role
-from rooms.model import GroupPolicy, Thresholds
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
 
@@ -80,7 +80,8 @@ class ArbiterSettings(AgentSettings):
 
 
 class ThresholdSettings(_Section):
-    """rooms.model.Thresholds, field for field: the deadlock detectors and the task ceilings."""
+    """rooms.base.model.Thresholds, field for field: the deadlock detectors and the task
+    ceilings."""
 
     stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
     repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
@@ -127,7 +128,7 @@ class GroupBase(_Section):
     prompts: dict[PromptRole, Path] = Field(default_factory=dict)
     recent_turns: int = Field(GroupPolicy.recent_turns, ge=1)  # turn outputs quoted in each prompt
     # A new or changed file larger than this (MiB) is refused from the engine's commit, with a
-    # message in the room (rooms/snapshots.py).
+    # message in the room (rooms/work/snapshots.py).
     commit_max_file_mb: int = Field(
         GroupPolicy.max_commit_file_bytes // (1024 * 1024), ge=1, le=4096
     )

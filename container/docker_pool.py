@@ -1,11 +1,11 @@
 """The long-lived runner containers: one per (group, role, workspace), created on first use,
 labelled.
 
-A task works in its own worktree (rooms/worktrees.py), so the workspace is part of the key: each
-task has its own container per role, mounting only that task's worktree (the owner's read-write,
-the other roles' read-only) and its git metadata read-only (container/git_mounts.py), reused for
-every turn of that task, so the agents keep their HOME (sessions resume) when two tasks of a
-group take turns, and no task's container ever sees another task's worktree.
+A task works in its own worktree (rooms/work/worktrees.py), so the workspace is part of the key:
+each task has its own container per role, mounting only that task's worktree (the owner's
+read-write, the other roles' read-only) and its git metadata read-only (container/git_mounts.py),
+reused for every turn of that task, so the agents keep their HOME (sessions resume) when two
+tasks of a group take turns, and no task's container ever sees another task's worktree.
 
 Labels: `tribunal.managed=1`, `tribunal.instance` (which bot deployment), `tribunal.group`,
 `tribunal.role`, `tribunal.workspace`, `tribunal.key` (a digest of the three, the slot), and

@@ -1,12 +1,12 @@
 """The git metadata of a task's worktree, mounted read-only so git works inside its containers.
 
-A task's worktree (rooms/worktrees.py) has a `.git` *file* naming its git dir on the host,
+A task's worktree (rooms/work/worktrees.py) has a `.git` *file* naming its git dir on the host,
 `<common>/worktrees/<name>`, whose `commondir` leads to the repository's common git dir
 `<common>` (objects, refs, config). Neither is inside the workspace, so without them `git status`
 in the container says "not a git repository". Both are mounted read-only at their own host paths
 (the `.git` file names them by those paths), for every role: git's read commands work, and
 nothing in the container can write a hook, a config, a ref, an object or the index (`git commit`
-fails on the read-only file system; the engine commits, rooms/worktrees.py).
+fails on the read-only file system; the engine commits, rooms/work/worktrees.py).
 
 The paths come from the engine's RunSpec (found from the repository's side), never from the
 `.git` file in the workspace, which the owner can rewrite to name any host folder.

@@ -7,7 +7,7 @@ itself goes on, so the Docker backend refuses the owner's turn at once with this
 (what the kernel checks through a bind mount without user namespaces); a path this host does
 not have (a remote engine) is not judged.
 
-A task's worktree is another matter: the engine made it (rooms/worktrees.py), as its own user,
+A task's worktree is another matter: the engine made it (rooms/work/worktrees.py), as its own user,
 for that task alone, so nobody could have chowned it beforehand. When the engine runs as root
 (the root deployments), `hand_over` gives the worktree to the container user (every file and
 folder in it, symlinks themselves and never what they point to) before the owner's first turn;

@@ -16,18 +16,20 @@ import re
 import uuid
 from collections.abc import Callable
 
-from rooms.context import Ctx
-from rooms.decisions import complete_records
-from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
-from rooms.machine import STOP, WAITING_HUMAN
-from rooms.model import GroupPolicy, Inbound, Summon, Task
+from rooms.base.machine import DEFAULT_PROTOCOL, STOP, WAITING_HUMAN
+from rooms.base.model import GroupPolicy, Inbound, Summon, Task
+from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
+from rooms.core.context import Ctx
+from rooms.core.decisions import complete_records
+from rooms.core.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.core.protocol import Protocol
+from rooms.core.registry import (
+    COMMANDS as COMMANDS,  # defined beside the registry, which refuses them
+)
+from rooms.core.registry import by_command, protocol_for
+from rooms.core.status import status_text
+from rooms.core.summons import acknowledgement, not_summonable
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
-from rooms.protocol import Protocol
-from rooms.protocols import COMMANDS as COMMANDS  # defined beside the registry, which refuses them
-from rooms.protocols import DEFAULT, by_command, protocol_for
-from rooms.records import Change, Escalation, MessageDraft, OutboxDraft
-from rooms.status import status_text
-from rooms.summons import acknowledgement, not_summonable
 
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
@@ -187,7 +189,7 @@ def _kind(text: str) -> tuple[Protocol, str]:
     first, _, after = text.partition(" ")
     chosen = by_command(first.lstrip("/").rstrip(".,:;!?").lower())
     if chosen is None:
-        return protocol_for(DEFAULT), text
+        return protocol_for(DEFAULT_PROTOCOL), text
     return chosen, after.strip()
 
 

@@ -8,7 +8,7 @@ No task is left without a driver until the next restart: a driver that dies (a b
 database) is started again after a backoff (`restart_first_s`, doubling up to `restart_max_s`,
 reset once it ends cleanly), and every `scan_s` the engine looks for open tasks of its platforms
 that someone should act on, with no driver here and no live lease anywhere (their engine died),
-and drives them. The same loop prunes the store past the retention (rooms/retention.py): once
+and drives them. The same loop prunes the store past the retention (rooms/store/retention.py): once
 at start, then hourly by the engine's clock.
 """
 
@@ -19,19 +19,20 @@ import logging
 import uuid
 from collections.abc import Iterable
 
+from rooms.base.machine import UnknownProtocol
+from rooms.base.model import Inbound, RoomRef, Task
+from rooms.base.ports import Clock, Platform, Policies, Runner, WallClock
+from rooms.base.records import Escalation
 from rooms.commands import handle
-from rooms.context import Ctx
-from rooms.driver import drive
-from rooms.escalations import card_key
-from rooms.model import Inbound, RoomRef, Task
-from rooms.outbox import Deliverer
-from rooms.ports import Clock, Platform, Policies, Runner, WallClock
-from rooms.protocols import UnknownProtocol, table_for
-from rooms.records import Escalation
+from rooms.core.context import Ctx
+from rooms.core.driver import drive
+from rooms.core.escalations import card_key
+from rooms.core.outbox import Deliverer
+from rooms.core.registry import table_for
+from rooms.core.status import status_text
 from rooms.references.port import NoReferences, ReferencePool
-from rooms.retention import DEFAULT_RETENTION_DAYS, Pruner
-from rooms.status import status_text
 from rooms.store import Store
+from rooms.store.retention import DEFAULT_RETENTION_DAYS, Pruner
 
 log = logging.getLogger(__name__)
 RESTART_FIRST_S = 1.0  # a dead driver's first restart; each further death doubles it

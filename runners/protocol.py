@@ -131,7 +131,7 @@ class RunSpec(_Model):
     agent: AgentType
     request: RunRequest
     workspace: str | None = None
-    # A task worktree's git metadata on the host (rooms/worktrees.py): its own git dir and the
+    # A task worktree's git metadata on the host (rooms/work/worktrees.py): its own git dir and the
     # repository's common git dir, found from the repository's side. Container backends mount
     # them read-only at these paths so git works inside; None: the workspace is used in place.
     git_dir: str | None = None

@@ -4,7 +4,9 @@ A plain line-oriented program, no curses, so it works the same with stdin piped 
 scripts). The engine and store are the same ones Slack and Discord use; the console is an
 adapter like theirs (bot/adapter.py) and reads the engine only, never the store.
 
-- `adapter.py`: `ConsoleAdapter` (start, stop, deliver, finished), its registry factory, `chat`;
+- `adapter.py`: `ConsoleAdapter` (start, stop, deliver, finished), its registry factory;
+  `tribunal chat`, the console alone, is bot/chat.py: it stands above `serve`, which this
+  package never imports;
 - `room.py`: typed lines and commands → `Inbound` events and engine queries;
 - `screen.py`: what is printed (messages once, progress as a status line, the input prompt);
 - `lines.py`: stdin read on a thread.
@@ -13,7 +15,7 @@ adapter like theirs (bot/adapter.py) and reads the engine only, never the store.
 from __future__ import annotations
 
 from bot.adapter import register
-from bot.console.adapter import ConsoleAdapter, chat, console_factory
+from bot.console.adapter import ConsoleAdapter, console_factory
 from bot.console.room import CHANNEL, HELP, PLATFORM, ConsoleRoom, EngineLike
 from bot.console.screen import ConsolePlatform
 
@@ -27,6 +29,5 @@ __all__ = [
     "ConsolePlatform",
     "ConsoleRoom",
     "EngineLike",
-    "chat",
     "console_factory",
 ]

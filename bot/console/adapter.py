@@ -1,8 +1,8 @@
 """The console room as an `Adapter` (bot/adapter.py): the first platform, registered like any other.
 
 `tribunal serve` starts it when no other chat platform is served (no Slack or Discord token, or
-no adapter for it in this build); `tribunal chat` always opens it. Its input loop runs as a task
-from `start` to /quit or end of input; `finished` says when, so `serve` can end.
+no adapter for it in this build); `tribunal chat` (bot/chat.py) always opens it. Its input loop
+runs as a task from `start` to /quit or end of input; `finished` says when, so `serve` can end.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from bot.console.lines import LineReader
 from bot.console.room import PLATFORM, ConsoleRoom
 from bot.console.screen import ConsolePlatform
 from bot.settings import Settings
+from rooms.base.model import Outbound
 from rooms.engine import Engine
-from rooms.model import Outbound
-from rooms.ports import Runner
 
 
 class ConsoleAdapter:
@@ -64,20 +63,3 @@ def console_factory(settings: Settings) -> ConsoleAdapter | None:
     if any(p in available for p in settings.platforms_configured()):
         return None
     return ConsoleAdapter(stdin=sys.stdin, stdout=sys.stdout, user=settings.console.user)
-
-
-async def chat(
-    settings: Settings,
-    *,
-    stdin: TextIO,
-    stdout: TextIO,
-    runner: Runner | None = None,
-    lockstep: bool | None = None,
-) -> int:
-    """Run the console room alone until /quit, end of input or SIGTERM."""
-    from bot.serve import serve  # late: bot.serve imports the platforms, this one among them
-
-    console = ConsoleAdapter(
-        stdin=stdin, stdout=stdout, user=settings.console.user, lockstep=lockstep
-    )
-    return await serve(settings, [console], runner=runner)

@@ -23,9 +23,9 @@ from typing import Protocol
 
 from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
-from rooms.model import Inbound, RoomRef, Task
-from rooms.protocols import by_command
-from rooms.records import Escalation
+from rooms.base.model import Inbound, RoomRef, Task
+from rooms.base.records import Escalation
+from rooms.core.registry import by_command
 
 PLATFORM = "console"
 CHANNEL = "local"

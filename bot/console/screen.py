@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from bot import render
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 _CLEAR_LINE = "\r\x1b[K"
 _UP_AND_CLEAR = "\x1b[1A\r\x1b[K"
@@ -38,7 +38,7 @@ def _terminal_columns() -> int:
 
 @dataclass
 class ConsolePlatform:
-    """rooms.ports.Platform for a terminal: prints each message once, edits as status lines."""
+    """rooms.base.ports.Platform for a terminal: prints each message once, edits as status lines."""
 
     out: TextIO
     tty: bool = False

@@ -34,7 +34,7 @@ from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_i
 from bot.discord.poster import NO_PINGS, Poster
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
-from rooms.model import Inbound, Outbound
+from rooms.base.model import Inbound, Outbound
 
 if TYPE_CHECKING:
     from rooms.engine import Engine

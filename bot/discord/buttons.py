@@ -15,7 +15,7 @@ from typing import Any
 
 import discord
 
-from rooms.model import Action
+from rooms.base.model import Action
 
 PREFIX = "tribunal"
 TEMPLATE = re.compile(rf"{PREFIX}:(?P<action>approve|reject):(?P<value>[0-9]{{1,18}})")

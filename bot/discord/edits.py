@@ -1,6 +1,6 @@
 """Edits in place at Discord's pace: at most one edit of a message per interval.
 
-A progress message is edited each time an agent reports a step (rooms/progress.py already
+A progress message is edited each time an agent reports a step (rooms/core/progress.py already
 sends at most about one a second, and its closing edit right after the last one). Discord
 limits edits per channel, and per webhook across all the threads of a channel, so edits here
 are coalesced per message: the first goes at once; one that comes within the interval waits
@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot import flushers
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 log = logging.getLogger(__name__)
 EDIT_INTERVAL_S = 1.0

@@ -1,4 +1,4 @@
-"""Discord messages and clicks → `rooms.model.Inbound`.
+"""Discord messages and clicks → `rooms.base.model.Inbound`.
 
 A room is a thread under a registered channel: `RoomRef("discord", <channel id>, <thread id>)`.
 A mention at the top of a registered channel names the thread that will be opened from it, and
@@ -19,7 +19,7 @@ from typing import Any
 
 import discord
 
-from rooms.model import Inbound, RoomRef
+from rooms.base.model import Inbound, RoomRef
 
 PLATFORM = "discord"
 _USER_MENTION = re.compile(r"<@!?([0-9]+)>")

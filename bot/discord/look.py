@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import discord
 
 from bot.render import escalation_id, file_note, long_text_parts
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 CONTENT_LIMIT = 2000  # characters of content per Discord message
 MAX_PARTS = 4  # a longer text: its opening part, then the whole text as a file

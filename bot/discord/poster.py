@@ -40,7 +40,7 @@ from bot.discord.look import (
     persona,
 )
 from bot.render import escalation_id
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 
 log = logging.getLogger(__name__)
 WEBHOOK_NAME = "Tribunal"

@@ -47,7 +47,7 @@ from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
 from bot.slack.posting import Poster
 from bot.slack.text import escape
-from rooms.model import Inbound, Outbound
+from rooms.base.model import Inbound, Outbound
 
 if TYPE_CHECKING:
     from rooms.engine import Engine

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.render import file_note, long_text_parts, split_text
 from bot.slack.text import escape, to_mrkdwn
-from rooms.model import Action, Card, Outbound
+from rooms.base.model import Action, Card, Outbound
 
 ACTION_PREFIX = "tribunal_"  # action_id of our buttons: tribunal_approve, tribunal_reject, …
 PIECE_LIMIT = 3000  # characters of plain text per posted message (one section's worth)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot import flushers
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 log = logging.getLogger(__name__)
 EDIT_INTERVAL_S = 1.0

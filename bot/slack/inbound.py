@@ -1,4 +1,4 @@
-"""Slack events and button clicks → `rooms.model.Inbound`.
+"""Slack events and button clicks → `rooms.base.model.Inbound`.
 
 A room is a thread: a top-level message's own `ts` names the thread that will hold its task, a
 reply's `thread_ts` the thread it is in. The event id is the message's channel and `ts`, not
@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.slack.blocks import ACTION_PREFIX
 from bot.slack.text import mentions_of, to_plain
-from rooms.model import Inbound, RoomRef
+from rooms.base.model import Inbound, RoomRef
 
 PLATFORM = "slack"
 HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})

@@ -25,7 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.render import escalation_id
 from bot.slack.blocks import persona, pieces, post_args, text_parts
 from bot.slack.text import to_mrkdwn
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 
 log = logging.getLogger(__name__)
 METADATA_EVENT = "tribunal_post"

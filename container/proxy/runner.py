@@ -40,7 +40,7 @@ SOCKET_VARIABLE = "TRIBUNAL_PROXY_SOCKET"  # runners/_forward.py reads it
 
 
 class Runner(Protocol):
-    """What rooms.ports.Runner is (container/ does not import rooms)."""
+    """What rooms.base.ports.Runner is (container/ does not import rooms)."""
 
     def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]: ...
 

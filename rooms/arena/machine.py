@@ -34,8 +34,8 @@ from rooms.arena.prompting import (
 from rooms.arena.rounds import asked_this_round, play_round
 from rooms.arena.state import ArenaState, Seat
 from rooms.arena.synthesis import ARENA_DIR, Synthesis, render, synthesis_path
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
+from rooms.phased.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 
 MODERATOR, SYNTHESIZER = "moderator", "synthesizer"
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from rooms.arena import machine
 from rooms.arena.state import ArenaState
-from rooms.deliberation import Ask, Conclusion, Post, Reply
-from rooms.model import GroupPolicy, Task
-from rooms.phased import PhasedProtocol
+from rooms.base.model import GroupPolicy, Task
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
+from rooms.phased.protocol import PhasedProtocol
 
 LABELS = {
     "panel": "choosing the panel",

@@ -11,8 +11,8 @@ from rooms.arena.limits import ArenaLimits
 from rooms.arena.moderation import Member, Said, interventions
 from rooms.arena.outputs import ExpertMessage
 from rooms.arena.state import ArenaState, Contest, Spoken
-from rooms.deliberation import Post, Reply
 from rooms.judge.structured import StructuredError, read_object
+from rooms.phased.deliberation import Post, Reply
 
 NUDGE = "You have not weighed in yet. Where do you stand, and on what evidence?"
 FINAL_CALL = "Time is up: send your final position (kind `final`) with its evidence."

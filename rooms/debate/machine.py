@@ -43,8 +43,8 @@ from rooms.debate.prompting import (
 from rooms.debate.record import DebateRecord, render
 from rooms.debate.rubric import adjudicate
 from rooms.debate.state import DebateState
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
+from rooms.phased.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 
 ROLE = {"advocate": "debate-advocate", "challenger": "debate-challenger"}
 REFEREE = "referee"

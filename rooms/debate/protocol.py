@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rooms.base.model import GroupPolicy, Task
 from rooms.debate import machine
 from rooms.debate.state import DebateState
-from rooms.deliberation import Ask, Conclusion, Post, Reply
-from rooms.model import GroupPolicy, Task
-from rooms.phased import PhasedProtocol
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
+from rooms.phased.protocol import PhasedProtocol
 
 LABELS = {
     "frame": "agreeing the frame",

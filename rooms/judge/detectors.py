@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from rooms.base.markers import STUCK, UNMARKED
+from rooms.base.model import Firing, Thresholds
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
-from rooms.judge.markers import STUCK, UNMARKED
 from rooms.judge.noise import digest, normalize
-from rooms.model import Firing, Thresholds
 
 __all__ = ["TEXT_LIMIT", "Step", "bounded", "check", "findings", "fingerprint", "since_reset"]
 

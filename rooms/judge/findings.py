@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rooms.judge.markers import Role, split_at_marker, visible
+from rooms.base.markers import Role, split_at_marker, visible
 from rooms.judge.noise import normalize
 
 # Bullets, "1." / "1)" / "(1)" numbering and "a)" lettering, then the finding itself.

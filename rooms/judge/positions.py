@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rooms.judge.markers import OWNER_MARKERS, REVIEWER_MARKERS
-from rooms.model import Ruling
-from rooms.pair.prompting import quoted
+from rooms.base.markers import OWNER_MARKERS, REVIEWER_MARKERS
+from rooms.base.model import Ruling
+from rooms.judge.quoting import quoted
 
 SIDE_BUDGET = 6000  # characters of each side's latest position in the arbiter's prompt
 _ROLE_WORDS = re.compile(

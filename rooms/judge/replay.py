@@ -16,11 +16,11 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
+from rooms.base.markers import ARBITER, HUMAN, find_marker
+from rooms.base.model import Firing, Thresholds
 from rooms.judge.detectors import Step, bounded, check
-from rooms.judge.markers import ARBITER, HUMAN, find_marker
 from rooms.judge.transcript import Transcript
 from rooms.judge.verdicts import parse_ruling
-from rooms.model import Firing, Thresholds
 
 
 class ReplayRow(BaseModel):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rooms.base.model import Ruling, Turn
 from rooms.judge.verdicts import UNREADABLE_OPTIONS, check_ruling, unreadable
-from rooms.model import Ruling, Turn
 
 SENT_BACK = "sent back: "  # prefix of the `error` of an arbiter turn whose ruling was sent back
 INCOMPLETE_TWICE = (

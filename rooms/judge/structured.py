@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rooms.judge.markers import classify_lines
+from rooms.base.markers import classify_lines
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rooms.judge.markers import HUMAN, Role
-from rooms.judge.markers import ROLES as PAIR_ROLES
+from rooms.base.markers import HUMAN, Role
+from rooms.base.markers import ROLES as PAIR_ROLES
 
 TranscriptRole = Literal[Role, "human"]
 ROLES: tuple[str, ...] = (*PAIR_ROLES, HUMAN)

@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from rooms.base.markers import VERDICTS, classify_lines, read_marker, split_at_marker
+from rooms.base.model import Ruling
 from rooms.judge.findings import list_items, paragraphs
-from rooms.judge.markers import VERDICTS, classify_lines, read_marker, split_at_marker
-from rooms.model import Ruling
 
 Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
 
@@ -85,8 +85,8 @@ MIN_OPTIONS, MAX_OPTIONS = 2, 4
 _JSON_CHARS = 200_000  # a ruling object is a few KiB; anything far larger is not one
 _FENCED_JSON = re.compile(r"\A```[ \t]*+(?:json)?[ \t]*+\n(?P<body>.*)\n```[ \t]*+\Z", re.DOTALL)
 _EXCERPT_CHARS = 2000
-# Where a record's Outcome begins (rooms.decisions rewrites what follows it). A line of its own:
-# person and agent text in a record is quoted, so it cannot end a line with this.
+# Where a record's Outcome begins (rooms.core.decisions rewrites what follows it). A line of its
+# own: person and agent text in a record is quoted, so it cannot end a line with this.
 OUTCOME_MARK = "\n<!-- tribunal: outcome -->\n"
 PENDING_OUTCOME = "## Outcome\n\nPending: the ruling's cycle has not ended yet.\n"
 _QUOTE_CHARS = 3000

@@ -1,7 +1,7 @@
 """What the reviewer approved is what the engine commits (DESIGN §3, §6).
 
 When the reviewer approves, the engine takes the git tree of the task's worktree
-(rooms/snapshots.py) and stores it with the task in the same change that moves it to
+(rooms/work/snapshots.py) and stores it with the task in the same change that moves it to
 `finalize`. A worktree that holds something the engine will not commit (a nested repository,
 a file over `commit_max_file_mb`) is not approved work: the people are asked instead, with the
 reason in the room.
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rooms import worktrees
-from rooms.escalations import ask
-from rooms.gitsafe import GitError
-from rooms.model import Turn
-from rooms.outputs import post
+from rooms.base.model import Turn
+from rooms.base.records import Change
+from rooms.core.escalations import ask
+from rooms.core.outputs import post
+from rooms.core.protocol import Step
 from rooms.pair.states import CEILING, TABLE
-from rooms.protocol import Step
-from rooms.records import Change
-from rooms.snapshots import Refused, snapshot, unreadable
+from rooms.work import worktrees
+from rooms.work.gitsafe import GitError
+from rooms.work.snapshots import Refused, snapshot, unreadable
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ references read the same context without the opinions section."""
 
 from __future__ import annotations
 
+from rooms.core.protocol import Step
 from rooms.pair import fairness, resolving
 from rooms.pair.prompting import build_prompt
-from rooms.protocol import Step
 from rooms.references.arbitration import PanelUse, panel_for
 from rooms.references.panel import Panel
 

@@ -16,22 +16,22 @@ import logging
 import os
 from dataclasses import replace
 
-from rooms.cards import ruling_card
-from rooms.escalations import ask
-from rooms.history import History
+from rooms.base.machine import SUMMONED
+from rooms.base.model import GroupPolicy, Ruling, Task, Turn
+from rooms.base.records import Change, FiringDraft, VerdictDraft
+from rooms.core.cards import ruling_card
+from rooms.core.escalations import ask
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step
+from rooms.core.summons import firing as summon_firing
+from rooms.core.turns import RunOutcome
+from rooms.judge.history import History
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
-from rooms.machine import SUMMONED
-from rooms.model import GroupPolicy, Ruling, Task, Turn
-from rooms.outputs import post, turn_end
 from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
 from rooms.pair.review import Review, review
 from rooms.pair.states import SENT_BACK, TABLE
-from rooms.protocol import Step
-from rooms.records import Change, FiringDraft, VerdictDraft
-from rooms.summons import firing as summon_firing
-from rooms.turns import RunOutcome
 
 log = logging.getLogger(__name__)
 

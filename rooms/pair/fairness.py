@@ -9,9 +9,9 @@ for a second reading)."""
 
 from __future__ import annotations
 
-from rooms.history import History
+from rooms.base.model import GroupPolicy, Turn
+from rooms.judge.history import History
 from rooms.judge.positions import Seating, positions_section, seat
-from rooms.model import GroupPolicy, Turn
 
 FIRST_READING = "swap check: first reading"
 WORK_ROLES = ("owner", "reviewer")

@@ -6,13 +6,13 @@ A turn the credential proxy stopped for the budget asks them at once, as a ceili
 
 from __future__ import annotations
 
-from rooms.escalations import ask
-from rooms.model import Turn
-from rooms.outputs import post, turn_end
+from rooms.base.model import Turn
+from rooms.base.records import Change
+from rooms.core.escalations import ask
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step
+from rooms.core.turns import RunOutcome
 from rooms.pair.states import CEILING, FAILED, FINALIZE, TABLE
-from rooms.protocol import Step
-from rooms.records import Change
-from rooms.turns import RunOutcome
 from runners.protocol import BUDGET
 
 

@@ -4,15 +4,15 @@ store, never by scraping the chat).
 Every prompt carries the task, the people's messages, the latest turn outputs and the rulings so
 far; the arbiter also gets the detector's reason and the counts; the owner after a REVISE or
 RESET gets the ruling's conditions or new direction at the top, since that is what it must act on.
-Everything a person or an agent wrote is quoted (`quoted`), the arbiter's rulings included.
+Everything a person or an agent wrote is quoted (rooms/judge/quoting.py), the arbiter's rulings
+included.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rooms.history import History
-from rooms.judge.markers import (
+from rooms.base.markers import (
     ARBITER,
     OWNER,
     OWNER_MARKERS,
@@ -20,10 +20,13 @@ from rooms.judge.markers import (
     REVIEWER_MARKERS,
     VERDICTS,
 )
+from rooms.base.model import GroupPolicy, Ruling, Summon, Task, Turn
+from rooms.base.records import VerdictRow
+from rooms.judge.history import History
+from rooms.judge.positions import mask_roles, without_marker
+from rooms.judge.quoting import quoted
 from rooms.judge.sendback import earlier_send_back, resend_prompt
-from rooms.model import GroupPolicy, Ruling, Summon, Task, Turn
 from rooms.pair.states import FINALIZE
-from rooms.records import VerdictRow
 
 
 def _either(words: tuple[str, ...]) -> str:
@@ -50,13 +53,6 @@ _RESUMED = (
 # ones are cut to what is left, and the oldest left out with a note once the budget is spent.
 PEOPLE_TEXT_BUDGET = 120_000
 _SMALLEST_CUT = 400  # below this, an older message is left out rather than cut to a stub
-
-
-def quoted(text: str) -> str:
-    """Text written by a person or an agent, as a Markdown quote: every line starts with "> ",
-    so nothing in it can pass for one of the engine's own sections, an escalation answer or a
-    ruling in the prompt (the prompt is the one place where all of them meet)."""
-    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines()) or ">"
 
 
 def _one_line(text: str) -> str:
@@ -271,8 +267,6 @@ def _line(turn: Turn, seats: Mapping[str, str] | None) -> str:
     marker = f" {turn.marker}" if turn.marker and not (seats and turn.role in seats) else ""
     text = _one_line(turn.output)
     if seats:
-        from rooms.judge.positions import mask_roles, without_marker
-
         text = _one_line(mask_roles(without_marker(turn.output, turn.role), seats))
     if len(text) > _LINE_CHARS:
         text = text[: _LINE_CHARS - 1] + "…"
@@ -283,9 +277,6 @@ def _quote(turn: Turn, ruling: Ruling | None = None, seats: Mapping[str, str] | 
     text = ruling_text(ruling) if ruling is not None and ruling.readable else turn.output
     output = _bounded(text.strip(), _OUTPUT_LIMIT, "this output")
     if seats:
-        # Here, not at the top: rooms.judge.positions quotes with this module's `quoted`.
-        from rooms.judge.positions import mask_roles, without_marker
-
         if turn.role in seats:
             masked = mask_roles(without_marker(output, turn.role), seats)
             return f"### Turn {turn.seq}: Position {seats[turn.role]}\n{quoted(masked)}"

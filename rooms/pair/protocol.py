@@ -8,11 +8,14 @@ here; what an outcome changes is in rounds (owner and reviewer turns, the wrap-u
 from __future__ import annotations
 
 from prompts import load_prompt
-from rooms.history import History
-from rooms.judge.markers import ARBITER, OWNER, REVIEWER
+from rooms.base.machine import StateTable
+from rooms.base.markers import ARBITER, OWNER, REVIEWER
+from rooms.base.model import GroupPolicy, Turn
+from rooms.base.records import Change
+from rooms.core.protocol import Step, TurnStart, decided
+from rooms.core.turns import RunOutcome, build_spec
+from rooms.judge.history import History
 from rooms.judge.verdicts import RULING_SCHEMA
-from rooms.machine import StateTable
-from rooms.model import GroupPolicy, Turn
 from rooms.pair import resolving, states
 from rooms.pair.arbiter_prompt import arbiter_prompt
 from rooms.pair.arbitration import after_arbiter_turn
@@ -21,10 +24,7 @@ from rooms.pair.prompting import build_prompt
 from rooms.pair.rounds import after_finalize, after_work_turn
 from rooms.pair.sessions import resume_for, resumed_since
 from rooms.pair.summons import summon_change
-from rooms.protocol import Step, TurnStart, decided
-from rooms.records import Change
-from rooms.turns import RunOutcome, build_spec
-from rooms.workspace import tree_hash
+from rooms.work.workspace import tree_hash
 from runners.protocol import RunSpec
 
 
@@ -102,7 +102,7 @@ class PairProtocol:
         return decided(self.table, step.task, change)
 
     async def summon(self, step: Step) -> Change:
-        """A person's `arbitrate` (rooms.summons), taken before the next turn."""
+        """A person's `arbitrate` (rooms.core.summons), taken before the next turn."""
         return summon_change(step)
 
 

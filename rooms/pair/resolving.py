@@ -20,22 +20,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rooms.deliberation import Ask, Conclusion, Reply
-from rooms.escalations import ask as ask_people
-from rooms.history import History
-from rooms.judge.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
+from rooms.base.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
+from rooms.base.model import Ruling, Turn
+from rooms.base.records import Change
+from rooms.core.escalations import ask as ask_people
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step, TurnStart
+from rooms.core.turns import RunOutcome
+from rooms.judge.history import History
+from rooms.judge.quoting import quoted
 from rooms.judge.verdicts import parse_ruling
-from rooms.model import Ruling, Turn
-from rooms.outputs import post, turn_end
 from rooms.pair import states
-from rooms.pair.prompting import quoted
-from rooms.phased import all_answered, ask_spec, over_ceiling, reply_of, reply_of_run
-from rooms.protocol import Step, TurnStart
-from rooms.records import Change
+from rooms.phased.deliberation import Ask, Conclusion, Reply
+from rooms.phased.protocol import all_answered, ask_spec, over_ceiling, reply_of, reply_of_run
 from rooms.resolve import machine
 from rooms.resolve.limits import ResolveLimits
 from rooms.resolve.state import ResolveState
-from rooms.turns import RunOutcome
 from runners.protocol import BUDGET, RunSpec
 
 ASKED = "RESOLVE"  # the marker of the arbiter turn that asked for tests

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rooms.base.model import Ruling, Turn
+from rooms.core.protocol import Step
 from rooms.judge.positions import irreversible, seat, swap_rule
 from rooms.judge.sendback import earlier_send_back
 from rooms.judge.verdicts import parse_ruling
-from rooms.model import Ruling, Turn
 from rooms.pair import fairness
 from rooms.pair.arbiter_prompt import current_panel
-from rooms.protocol import Step
 from rooms.references.arbitration import card_sections, room_lines, verdict_fields
 from rooms.references.checks import check_references, cited_labels, overrules
 from rooms.references.panel import Panel

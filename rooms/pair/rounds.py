@@ -18,10 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from rooms.escalations import ask
-from rooms.history import History
-from rooms.judge.detectors import check
-from rooms.judge.markers import (
+from rooms.base.markers import (
     APPROVED,
     CHANGES_REQUESTED,
     DONE,
@@ -31,17 +28,20 @@ from rooms.judge.markers import (
     UNMARKED,
     find_marker,
 )
-from rooms.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.outputs import post, turn_end
+from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.records import Change, EscalationDraft, FiringDraft
+from rooms.core.escalations import ask
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step
+from rooms.core.turns import RunOutcome
+from rooms.judge.detectors import check
+from rooms.judge.history import History
 from rooms.pair.approval import recheck, record_approval
 from rooms.pair.states import CEILING, CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
-from rooms.protocol import Step
-from rooms.records import Change, EscalationDraft, FiringDraft
-from rooms.turns import RunOutcome
-from rooms.workspace import tree_hash
-from rooms.worktrees import commit_note
+from rooms.work.workspace import tree_hash
+from rooms.work.worktrees import commit_note
 
 # Detectors whose fingerprint says "the same problem again" after a PROCEED.
 REPEATABLE = ("stagnation", "blocked")
@@ -153,7 +153,7 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         called.outbox = [*change.outbox, *called.outbox]
         return called
     else:
-        # The engine commits the approved tree on the task's branch (rooms/worktrees.py).
+        # The engine commits the approved tree on the task's branch (rooms/work/worktrees.py).
         work = await commit_note(policy, task, check.tree) if check.tree else ""
         note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
     change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))

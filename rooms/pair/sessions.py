@@ -19,8 +19,8 @@ states it; tests/bench/bench_context.py measures it against resending the whole 
 
 from __future__ import annotations
 
-from rooms.history import History
-from rooms.model import Turn
+from rooms.base.model import Turn
+from rooms.judge.history import History
 
 
 def session_chain(history: History, role: str, session: str) -> list[Turn]:

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Final
 
-from rooms.judge.markers import (
+from rooms.base.machine import (
+    ANSWER,
+    APPROVE,
+    CLOSED,
+    REJECT,
+    STOP,
+    SUMMONED,
+    WAITING_HUMAN,
+    StateTable,
+)
+from rooms.base.markers import (
     APPROVED,
     ARBITER,
     BLOCKED,
@@ -19,16 +29,6 @@ from rooms.judge.markers import (
     OWNER,
     REVIEWER,
     VERDICTS,
-)
-from rooms.machine import (
-    ANSWER,
-    APPROVE,
-    CLOSED,
-    REJECT,
-    STOP,
-    SUMMONED,
-    WAITING_HUMAN,
-    StateTable,
 )
 
 PROTOCOL: Final = "pair"
@@ -41,14 +41,14 @@ FINALIZE: Final = "finalize"
 RESOLVING: Final = "resolving"  # the arbiter asked for tests before ruling (pair/resolving.py)
 STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, RESOLVING, WAITING_HUMAN, FINALIZE, CLOSED)
 
-# Events: the marker (rooms.judge.markers) or verdict (rooms.model.VERDICTS) a turn produced, or
+# Events: the marker (rooms.base.markers) or verdict (rooms.base.model.VERDICTS) a turn produced, or
 # what a person or a detector did.
 #   owner:     DONE, BLOCKED, NEEDS_CONTEXT, deadlock
 #   reviewer:  APPROVED, CHANGES_REQUESTED, BLOCKED, NEEDS_CONTEXT, deadlock
 #   arbiter:   PROCEED, REVISE, RESET, ESCALATE, sent_back (an incomplete ruling, asked again),
 #              resolve (it asks for tests before ruling)
 #   resolving: resolved (the tests' result is in: the arbiter rules with it)
-#   human:     answer, approve, reject, stop, summoned (rooms.machine; `arbitrate`),
+#   human:     answer, approve, reject, stop, summoned (rooms.base.machine; `arbitrate`),
 #              summon_capped (`arbitrate` past the cap of arbitrations: the people decide)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
 #   any turn:  ceiling (a ceiling or an engine cap asks the humans), failed (a run failed twice)

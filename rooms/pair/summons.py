@@ -1,14 +1,14 @@
-"""The pair's move on a person's `arbitrate` (rooms.summons): to the arbiter, or, when the
+"""The pair's move on a person's `arbitrate` (rooms.core.summons): to the arbiter, or, when the
 arbitrations allowed for the task are used, to the people."""
 
 from __future__ import annotations
 
-from rooms.escalations import ask
-from rooms.machine import SUMMONED
+from rooms.base.machine import SUMMONED
+from rooms.base.records import Change, FiringDraft, OutboxDraft
+from rooms.core.escalations import ask
+from rooms.core.protocol import Step, decided
+from rooms.core.summons import capped, firing
 from rooms.pair import states
-from rooms.protocol import Step, decided
-from rooms.records import Change, FiringDraft, OutboxDraft
-from rooms.summons import capped, firing
 
 
 def summon_change(step: Step) -> Change:

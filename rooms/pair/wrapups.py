@@ -14,12 +14,12 @@ Either way the question goes to the people here (`waiting_human`), naming the re
 
 from __future__ import annotations
 
-from rooms.escalations import ask
-from rooms.history import History
+from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.records import EscalationDraft
+from rooms.core.escalations import ask
 from rooms.judge.detectors import check
-from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.judge.history import History
 from rooms.pair.states import TABLE
-from rooms.records import EscalationDraft
 
 
 def changed_wrapups(history: History, turn: Turn) -> int:

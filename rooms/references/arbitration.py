@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prompts import load_prompt
-from rooms.history import History
-from rooms.judge.markers import is_resolving
-from rooms.model import Ruling
+from rooms.base.markers import is_resolving
+from rooms.base.model import Ruling
+from rooms.judge.history import History
 from rooms.references.panel import Panel, consult, new_seed
 from rooms.references.port import Reference
 from rooms.references.render import override_line

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from rooms.model import Ruling
+from rooms.base.model import Ruling
 from rooms.references.panel import Panel
 
 _LABEL = re.compile(r"(?<![A-Za-z0-9])R(\d{1,3})(?![0-9])")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from rooms.judge.markers import VERDICTS
-from rooms.model import Ruling
+from rooms.base.markers import VERDICTS
+from rooms.base.model import Ruling
 from rooms.references.checks import overrules
 from rooms.references.panel import Opinion, Panel
 

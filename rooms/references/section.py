@@ -13,7 +13,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-from rooms.pair.prompting import quoted
+from rooms.judge.quoting import quoted
 from rooms.references.panel import Panel
 
 ANSWER_LIMIT = 4000  # characters of one answer in the arbiter's prompt; the full text is stored

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rooms.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.judge.structured import StructuredError, read_object
+from rooms.phased.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 from rooms.resolve.adjudicate import Decision, adjudicate
 from rooms.resolve.checks import checks_for, observe, read_report
 from rooms.resolve.limits import ResolveLimits

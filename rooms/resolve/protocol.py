@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rooms.deliberation import Ask, Conclusion, Post, Reply
-from rooms.model import GroupPolicy, Task
-from rooms.phased import PhasedProtocol
+from rooms.base.model import GroupPolicy, Task
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
+from rooms.phased.protocol import PhasedProtocol
 from rooms.resolve import machine
 from rooms.resolve.state import ResolveState
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from rooms.history import History
-from rooms.model import Firing, Ruling, Turn
-from rooms.records import FiringRow, Message, VerdictRow
+from rooms.base.model import Firing, Ruling, Turn
+from rooms.base.records import FiringRow, Message, VerdictRow
+from rooms.judge.history import History
 from rooms.store.rows import to_turn
 
 

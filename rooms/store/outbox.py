@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from rooms.records import OutboxDraft, OutboxRow
+from rooms.base.records import OutboxDraft, OutboxRow
 from rooms.store.connection import StoreBase
 from rooms.store.rows import Abort, enqueue, ensure_room, record_event, to_outbox
 

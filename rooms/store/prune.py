@@ -1,12 +1,12 @@
-"""The store's part of retention (rooms/retention.py): delete, in bounded batches, what is older
-than the retention and can never be needed again."""
+"""The store's part of retention (rooms/store/retention.py): delete, in bounded batches, what is
+older than the retention and can never be needed again."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from rooms.retention import EVENT_MIN_KEEP_S, PRUNE_BATCH, Pruned
 from rooms.store.connection import StoreBase
+from rooms.store.retention import EVENT_MIN_KEEP_S, PRUNE_BATCH, Pruned
 
 # Rows of a task are pruned only once the task has been closed for longer than the retention
 # (never of an open task: it may still read or re-enqueue them). Outbox rows of no task (status

@@ -7,8 +7,8 @@ import json
 import sqlite3
 from typing import Any
 
-from rooms.model import Action, Card, RoomRef, Summon, Task, Turn
-from rooms.records import Escalation, OutboxDraft, OutboxRow
+from rooms.base.model import Action, Card, RoomRef, Summon, Task, Turn
+from rooms.base.records import Escalation, OutboxDraft, OutboxRow
 
 
 class Abort(Exception):

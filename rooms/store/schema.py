@@ -181,7 +181,7 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE outbox ADD COLUMN in_reply_to TEXT",
     ],
     [
-        # 3: every task records its protocol (rooms.protocols; the tasks before it are the
+        # 3: every task records its protocol (rooms.core.registry; the tasks before it are the
         # owner/reviewer pair's), and its status is any of its protocol's (no CHECK listing the
         # pair's): the table is rebuilt, the documented way to drop a constraint in SQLite.
         """CREATE TABLE tasks_v3 (
@@ -255,10 +255,10 @@ MIGRATIONS: list[list[str]] = [
         " CHECK (fairness IS NULL OR json_valid(fairness))",
     ],
     [
-        # 6: the git tree the reviewer approved (rooms/snapshots.py): the wrap-up is compared
+        # 6: the git tree the reviewer approved (rooms/work/snapshots.py): the wrap-up is compared
         # with it and exactly it is committed.
         "ALTER TABLE tasks ADD COLUMN approved_tree TEXT",
-        # and the worktree and branch this bot made for a task (rooms/worktrees.py). A task
+        # and the worktree and branch this bot made for a task (rooms/work/worktrees.py). A task
         # resumes only the branch recorded here; `wanted` is the name it would have had, when
         # a branch or folder of that name existed already and `name` had to be another.
         """CREATE TABLE worktrees (

@@ -16,11 +16,9 @@ from typing import Any, TypedDict
 
 import aiosqlite
 
-from rooms.history import History
-from rooms.model import RoomRef, Task, Turn
-from rooms.protocols import DEFAULT as DEFAULT_PROTOCOL
-from rooms.protocols import table_for
-from rooms.records import (
+from rooms.base.machine import DEFAULT_PROTOCOL, registered_table
+from rooms.base.model import RoomRef, Task, Turn
+from rooms.base.records import (
     Change,
     Escalation,
     FiringRow,
@@ -29,6 +27,7 @@ from rooms.records import (
     Usage,
     VerdictRow,
 )
+from rooms.judge.history import History
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.files import make_private
@@ -161,7 +160,7 @@ class Store(OutboxStore, PanelStore, PruneStore, WorktreeStore):
         """A new task of `protocol`, in its initial status (the pair's: `owner_turn`); None when
         the room already has an open task or the event was handled before. The acknowledgement
         is enqueued in the same transaction."""
-        initial = table_for(protocol).initial  # UnknownProtocol before anything is written
+        initial = registered_table(protocol).initial  # UnknownProtocol before anything is written
 
         def insert(db: sqlite3.Connection) -> Task:
             if event_id and not record_event(db, event_id, now):
@@ -229,7 +228,7 @@ class Store(OutboxStore, PanelStore, PruneStore, WorktreeStore):
         when the change lost (stale version, lease not held, turn no longer running, escalation
         no longer open, event already handled); then nothing at all was written."""
         try:
-            return await self._transact(lambda db: apply_change(db, change, table_for))
+            return await self._transact(lambda db: apply_change(db, change, registered_table))
         except Abort:
             return None
 

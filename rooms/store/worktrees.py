@@ -1,9 +1,9 @@
 """The worktrees part of the store: which branch (and worktree folder) this bot made for a task,
-at which commit, recorded once when it is made (rooms/worktrees.py)."""
+at which commit, recorded once when it is made (rooms/work/worktrees.py)."""
 
 from __future__ import annotations
 
-from rooms.records import WorktreeRecord
+from rooms.base.records import WorktreeRecord
 from rooms.store.connection import StoreBase
 
 _COLUMNS = "task_id, name, wanted, branch, base, repository, created_at"

@@ -28,9 +28,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from rooms.arena.protocol import ARENA
+from rooms.base.model import GroupPolicy, Inbound, RoomRef
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, RoomRef
-from rooms.phased import PhasedProtocol
+from rooms.phased.protocol import PhasedProtocol
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.platform import RecordingPlatform

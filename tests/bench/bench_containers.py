@@ -146,7 +146,7 @@ class _MainRule(ContainerPool):
 
 def _task_specs(root: Path) -> list[RunSpec]:
     """The owner's spec of two tasks of one group, each in its own worktree (made as
-    rooms/worktrees.py makes them, owned by the container user)."""
+    rooms/work/worktrees.py makes them, owned by the container user)."""
     repo = make_repo(root / "checkout")
     common = os.path.realpath(repo / ".git")
     specs = []

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from prompts import load_prompt
-from rooms.model import GroupPolicy, Thresholds
+from rooms.base.model import GroupPolicy, Thresholds
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.session_model import (
     CHARS_PER_TOKEN,

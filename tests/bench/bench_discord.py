@@ -35,8 +35,8 @@ import discord
 from bot.adapter import Router
 from bot.discord import DiscordAdapter
 from bot.discord.client import api_base, intents
+from rooms.base.model import GroupPolicy, Inbound, RoomRef
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, RoomRef
 from rooms.store import Store
 from tests.fakes.discord import ALICE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner, hang

@@ -29,8 +29,8 @@ from typing import Any
 
 import aiosqlite
 
+from rooms.base.model import GroupPolicy, Inbound, RoomRef, Thresholds
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, RoomRef, Thresholds
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.platform import RecordingPlatform

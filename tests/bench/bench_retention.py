@@ -15,9 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from rooms.retention import DAY_S, PRUNE_BATCH
 from rooms.store import Store
 from rooms.store.prune import prune_batch
+from rooms.store.retention import DAY_S, PRUNE_BATCH
 
 NOW = 1_000 * DAY_S
 OLD = NOW - 60 * DAY_S

@@ -55,8 +55,8 @@ MAX_IN_FLIGHT = 512  # the generator's bound: beyond it, requests wait (and thei
 
 async def serve_tribunal(port: int, api_url: str, db: str) -> None:
     from bot.slack.adapter import SlackAdapter, make_client
+    from rooms.base.model import GroupPolicy
     from rooms.engine import Engine
-    from rooms.model import GroupPolicy
     from rooms.store import Store
     from tests.fakes.engine_kit import StaticPolicies
     from tests.fakes.runner import ScriptedRunner, hang

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.adapter import Router, UnservedPlatform
+from rooms.base.model import Outbound, RoomRef
 from rooms.engine import Engine
-from rooms.model import Outbound, RoomRef
 
 
 class Recording:

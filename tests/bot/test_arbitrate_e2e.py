@@ -136,7 +136,7 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
     assert "Traceback" not in err
 
     # The fix is in the task's worktree and the engine committed it on the task's branch; the
-    # checkout itself is left as it was (rooms/worktrees.py).
+    # checkout itself is left as it was (rooms/work/worktrees.py).
     def git(*args: str) -> str:
         return subprocess.run(
             ["git", *args], cwd=workspace, check=True, capture_output=True, text=True

@@ -15,9 +15,9 @@ from typing import TextIO
 
 import pytest
 
-from bot.console import chat
+from bot.chat import chat
 from bot.settings import Settings, load_settings
-from rooms.model import RoomRef
+from rooms.base.model import RoomRef
 from rooms.store import Store
 from tests.fakes.runner import Reply, ScriptedRunner
 

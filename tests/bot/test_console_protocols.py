@@ -11,7 +11,7 @@ import pytest
 
 from bot.console.room import ENGINE_COMMANDS, ConsoleRoom
 from bot.settings import Settings, load_settings
-from rooms.protocols import RESERVED
+from rooms.core.registry import RESERVED
 from tests.bot.test_console import Pipe, run_console, stored_tasks
 from tests.fakes.commands import command_backend
 from tests.fakes.runner import ScriptedRunner, say
@@ -139,7 +139,8 @@ async def test_an_arena_at_a_ceiling_says_reject_closes_it(
 
 def test_every_console_command_is_a_word_no_protocol_may_take() -> None:
     """The console checks the protocols' words before its own commands, so a protocol named
-    like one would hide it: the registry refuses every one of them (rooms.protocols.RESERVED)."""
+    like one would hide it: the registry refuses every one of them
+    (rooms.core.registry.RESERVED)."""
     room = ConsoleRoom(None, None, user="alice", lockstep=True)  # type: ignore[arg-type]
     words = [w.removeprefix("/") for w in [*room._commands, *ENGINE_COMMANDS]]
     assert set(words) <= set(RESERVED), set(words) - set(RESERVED)

@@ -8,7 +8,7 @@ import io
 
 from bot.console import ConsolePlatform
 from bot.console.screen import columns, fit
-from rooms.model import Action, Card, Outbound, RoomRef
+from rooms.base.model import Action, Card, Outbound, RoomRef
 
 ROOM1 = RoomRef("console", "local", "1")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.policies import SettingsPolicies
 from bot.settings import load_settings
-from rooms.model import AgentConfig, GroupPolicy, RoomRef, Thresholds
+from rooms.base.model import AgentConfig, GroupPolicy, RoomRef, Thresholds
 
 TOML = """
 [console]

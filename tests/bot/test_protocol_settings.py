@@ -10,8 +10,8 @@ import pytest
 from bot.policies import SettingsPolicies
 from bot.settings import SettingsError, load_settings
 from rooms.arena.limits import ArenaLimits
+from rooms.base.model import RoomRef
 from rooms.debate.limits import DebateLimits
-from rooms.model import RoomRef
 from rooms.resolve.limits import ResolveLimits
 
 

@@ -20,7 +20,7 @@ from bot.render import (
     too_long_for_messages,
 )
 from bot.slack.blocks import MAX_PIECES, PIECE_LIMIT, text_parts
-from rooms.model import Action, Outbound, RoomRef
+from rooms.base.model import Action, Outbound, RoomRef
 
 ROOM = RoomRef("console", "local", "1")
 BUTTONS = (

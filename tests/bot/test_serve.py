@@ -18,8 +18,8 @@ from bot.app import open_app
 from bot.console import ConsoleAdapter
 from bot.serve import configured_adapters, serve, unavailable_platforms
 from bot.settings import Settings, load_settings
+from rooms.base.model import Inbound, RoomRef
 from rooms.engine import Engine
-from rooms.model import Inbound, RoomRef
 from tests.fakes.platform import RecordingAdapter
 from tests.fakes.runner import ScriptedRunner
 

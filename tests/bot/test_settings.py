@@ -15,7 +15,7 @@ from bot.settings import (
     SettingsError,
     load_settings,
 )
-from rooms.model import AgentConfig, Thresholds
+from rooms.base.model import AgentConfig, Thresholds
 
 
 def write(path: Path, text: str) -> Path:

@@ -33,7 +33,7 @@ from bot.doctor import run_doctor
 from bot.doctor.engine import _version, claude_binary
 from bot.settings import load_settings
 from container.docker_pool import CONFIG, GROUP, INSTANCE, MANAGED, ROLE
-from rooms.model import Inbound, RoomRef
+from rooms.base.model import Inbound, RoomRef
 from tests.fakes.messages_api import (
     FakeMessagesAPI,
     system_contains,

@@ -15,7 +15,7 @@ import pytest
 
 from bot.app import open_app
 from bot.settings import load_settings
-from rooms.model import Inbound, RoomRef
+from rooms.base.model import Inbound, RoomRef
 from tests.container.test_bot_docker import (  # noqa: F401  (fixtures)
     MODEL_KEY,
     _containers,

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 
 from container.git_mounts import GitMountError, git_mounts
-from rooms.worktrees import _admin_dir
+from rooms.work.worktrees import _admin_dir
 from tests.container.conftest import PROGRAMS, MakeBackend, collect, spec
 from tests.rooms.git_helpers import git, make_repo
 
 
 def _task_worktrees(tmp_path: Path) -> tuple[Path, list[tuple[Path, str]]]:
-    """A checkout and two task worktrees made as rooms/worktrees.py makes them, by the engine's
+    """A checkout and two task worktrees made as rooms/work/worktrees.py makes them, by the engine's
     user (root here, as in a root deployment): (common git dir, [(worktree, its git dir)])."""
     repo = make_repo(tmp_path / "checkout")
     common = Path(os.path.realpath(repo / ".git"))

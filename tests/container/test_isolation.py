@@ -28,7 +28,7 @@ from container.docker_backend import RUNNER_COMMAND
 from container.docker_pool import PROXY_MOUNT
 from container.proxy import CredentialProxy, Upstream
 from container.proxy.runner import ProxiedRunner, ProxyEndpoint
-from rooms.model import AgentConfig, GroupPolicy, Inbound, RoomRef, Thresholds
+from rooms.base.model import AgentConfig, GroupPolicy, Inbound, RoomRef, Thresholds
 from runners.protocol import BUDGET
 from tests.container.conftest import MakeBackend
 from tests.container.test_bot_docker import (  # noqa: F401  (fixtures)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from container.docker_backend import RUNNER_COMMAND
-from rooms.model import AgentConfig, GroupPolicy
+from rooms.base.model import AgentConfig, GroupPolicy
 from tests.container.conftest import MakeBackend
 from tests.fakes import messages_api as claude_fake
 from tests.fakes import responses_api as codex_fake

@@ -18,8 +18,8 @@ import json
 import sys
 from pathlib import Path
 
+from rooms.base.model import GroupPolicy, Inbound, Outbound, RoomRef
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, Outbound, RoomRef
 from rooms.store import Store
 from tests.fakes.engine_kit import StaticPolicies
 from tests.fakes.runner import ScriptedRunner, hang

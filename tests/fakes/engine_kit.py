@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rooms.base.model import GroupPolicy, Inbound, RoomRef, Task
+from rooms.base.ports import Clock, Runner
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, RoomRef, Task
-from rooms.ports import Clock, Runner
 from rooms.references.port import ReferencePool
 from rooms.store import Store
 from tests.fakes.platform import RecordingPlatform

@@ -1,4 +1,4 @@
-"""A recording `Platform` (rooms.ports.Platform) for engine tests.
+"""A recording `Platform` (rooms.base.ports.Platform) for engine tests.
 
 Every `deliver` call is recorded as an attempt. A new message gets an id `m1`, `m2`, …; an edit
 (`edit_of`) changes the recorded message in place. Like a careful real adapter it is idempotent
@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 
 
 class PlatformDown(RuntimeError):

@@ -1,4 +1,4 @@
-"""A scripted `Runner` (rooms.ports.Runner) for engine tests: no process, no model.
+"""A scripted `Runner` (rooms.base.ports.Runner) for engine tests: no process, no model.
 
 Script replies per role; each call takes the next reply of its role, and every call is recorded
 with its `RunSpec` so tests can assert on prompts, resume ids, read-only flags and schemas.
@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rooms.ports import Runner
+from rooms.base.ports import Runner
 from runners.protocol import AGENT, RunEvent, RunSpec
 
 

@@ -1,4 +1,4 @@
-"""Reads marker strings with `rooms/judge/markers.py` under whatever Python runs this file.
+"""Reads marker strings with `rooms/base/markers.py` under whatever Python runs this file.
 
 Standard library only, and `markers.py` is loaded by its path, so Debian's own
 `/usr/bin/python3.11` (3.11.2, no venv packages) can run it: `test_markers_on_debian_python`

@@ -1,17 +1,17 @@
 """A protocol that exists only in the tests: two scripted actors, `left` and `right`, take turns
 until one of them answers STOP. It is built from the public protocol interface alone
-(rooms.protocol, rooms.machine, rooms.outputs, rooms.turns), so driving it through the real
-engine shows that a new kind of task needs no change to the driver or the store.
+(rooms.core.protocol, rooms.base.machine, rooms.core.outputs, rooms.core.turns), so driving it
+through the real engine shows that a new kind of task needs no change to the driver or the store.
 """
 
 from __future__ import annotations
 
-from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
-from rooms.model import GroupPolicy, Turn
-from rooms.outputs import post, turn_end
-from rooms.protocol import Step, TurnStart, decided
-from rooms.records import Change
-from rooms.turns import RunOutcome, build_spec
+from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.model import GroupPolicy, Turn
+from rooms.base.records import Change
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step, TurnStart, decided
+from rooms.core.turns import RunOutcome, build_spec
 from runners.protocol import RunSpec
 
 LEFT_TURN, RIGHT_TURN = "left_turn", "right_turn"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rooms.model import RoomRef, Task
-from rooms.records import OutboxDraft
+from rooms.base.model import RoomRef, Task
+from rooms.base.records import OutboxDraft
 from rooms.store import Store
 
 ROOM = RoomRef("test", "C1", "T1")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rooms.escalations import may_answer
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
+from rooms.core.escalations import may_answer
 
 POLICY = GroupPolicy(name="g", approvers=frozenset({"U1", "R9"}))
 

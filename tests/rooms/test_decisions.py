@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rooms.decisions import outcome_section, when, with_outcome
+from rooms.base.model import Ruling, Task, Turn
+from rooms.base.records import Escalation, VerdictRow
+from rooms.core.decisions import outcome_section, when, with_outcome
 from rooms.judge.verdicts import OUTCOME_MARK, PENDING_OUTCOME, decision_record
-from rooms.model import Ruling, Task, Turn
-from rooms.records import Escalation, VerdictRow
 
 T0 = 1_700_000_000.0
 

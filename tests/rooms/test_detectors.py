@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from rooms.base.model import Firing, Thresholds
 from rooms.judge.detectors import Step, check, fingerprint, since_reset
-from rooms.model import Firing, Thresholds
 
 T = Thresholds()
 

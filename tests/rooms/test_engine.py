@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from prompts import load_prompt
-from rooms.model import GroupPolicy, RoomRef
+from rooms.base.model import GroupPolicy, RoomRef
 from tests.fakes.engine_kit import ROOM, engine_kit
 from tests.fakes.runner import Reply, Script, fail, say
 

@@ -1,4 +1,5 @@
-"""What is committed is what the reviewer approved (rooms/pair/approval.py, rooms/snapshots.py).
+"""What is committed is what the reviewer approved (rooms/pair/approval.py,
+rooms/work/snapshots.py).
 
 Each test is an owner that changes the work behind the reviewer's back, during its wrap-up turn
 (or with content the old workspace hash did not read): compiled Python, a file past the old
@@ -15,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rooms import snapshots, worktrees
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
 from rooms.pair import approval
+from rooms.work import snapshots, worktrees
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.runner import Script, say
 from tests.rooms.git_helpers import git, make_repo

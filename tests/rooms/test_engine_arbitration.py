@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rooms.base.model import GroupPolicy, Thresholds
 from rooms.judge.verdicts import RULING_SCHEMA
-from rooms.model import GroupPolicy, Thresholds
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.rulings import ruling_reply as ruling
 from tests.fakes.runner import Script

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from rooms.model import GroupPolicy, Thresholds
+from rooms.base.model import GroupPolicy, Thresholds
 from runners.protocol import BUDGET, RunEvent, RunSpec
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, Script, ScriptedRunner, fail

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooms.model import GroupPolicy, Thresholds
+from rooms.base.model import GroupPolicy, Thresholds
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import FakeClock, Kit, engine_kit
 from tests.fakes.runner import Script, fail

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from rooms import turns as turns_module
-from rooms.model import GroupPolicy, RoomRef
+from rooms.base.model import GroupPolicy, RoomRef
+from rooms.core import turns as turns_module
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.engine_kit import ROOM, engine_kit

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rooms.model import GroupPolicy, Thresholds
+from rooms.base.model import GroupPolicy, Thresholds
 from rooms.references.section import VENDOR_NAMES
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import engine_kit

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
 from rooms.resolve.limits import ResolveLimits
 from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import Kit, engine_kit

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from rooms.history import History
-from rooms.judge.markers import find_marker
-from rooms.model import Firing, GroupPolicy, RoomRef, Ruling, Task, Thresholds, Turn
+from rooms.base.markers import find_marker
+from rooms.base.model import Firing, GroupPolicy, RoomRef, Ruling, Task, Thresholds, Turn
+from rooms.base.records import Change, FiringRow, VerdictRow
+from rooms.core.protocol import Step
+from rooms.core.turns import RunOutcome
+from rooms.judge.history import History
 from rooms.pair.rounds import after_work_turn
-from rooms.protocol import Step
-from rooms.records import Change, FiringRow, VerdictRow
-from rooms.turns import RunOutcome
 
 ROOM = RoomRef("test", "C1", "T1")
 NOW = 1_000_000.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooms.decisions import when
+from rooms.core.decisions import when
 from rooms.judge.verdicts import OUTCOME_MARK
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Script

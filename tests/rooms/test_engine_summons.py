@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from rooms import protocols
-from rooms.model import GroupPolicy, Thresholds
-from rooms.protocols import register
+from rooms.base.model import GroupPolicy, Thresholds
+from rooms.core import registry as protocols
+from rooms.core.registry import register
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Reply, Script, fail, hang, say

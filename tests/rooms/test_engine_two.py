@@ -11,9 +11,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from rooms.base.model import GroupPolicy, Inbound, RoomRef
+from rooms.base.records import OutboxDraft
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, Inbound, RoomRef
-from rooms.records import OutboxDraft
 from rooms.store import Store
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import StaticPolicies

@@ -73,7 +73,7 @@ async def test_the_person_is_told_when_the_task_given_to_the_agents_was_cut(
 
 
 async def test_a_console_group_is_told_to_type_not_to_mention(tmp_path: Path) -> None:
-    from rooms.model import GroupPolicy
+    from rooms.base.model import GroupPolicy
 
     policy = GroupPolicy(name="console", approvers=frozenset({"boss"}), address="type")
     script: Script = {"owner": ["DONE", "DONE"], "reviewer": ["APPROVED"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooms.model import GroupPolicy, Thresholds
+from rooms.base.model import GroupPolicy, Thresholds
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Script, say
 

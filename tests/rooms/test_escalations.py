@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from rooms.arena.protocol import ARENA
+from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.model import GroupPolicy, RoomRef, Task
+from rooms.core.escalations import ask, wording
 from rooms.debate.protocol import DEBATE
-from rooms.escalations import ask, wording
-from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
-from rooms.model import GroupPolicy, RoomRef, Task
 from rooms.pair.states import TABLE as PAIR_TABLE
 from rooms.resolve.protocol import RESOLVE
 

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Script, say
 from tests.rooms.git_helpers import ENV, git, make_repo

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.judge.markers import Role, find_marker, find_verdict, locate_marker, read_marker
+from rooms.base.markers import Role, find_marker, find_verdict, locate_marker, read_marker
 
 # DESIGN §3: the first 12 visible lines. Written out, not imported, so that these tests fail
 # if the parser's own constant drifts.

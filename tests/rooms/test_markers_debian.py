@@ -3,7 +3,7 @@
 Debian 12's `/usr/bin/python3.11` is 3.11.2, whose `re` mishandles a possessive quantifier on a
 group (fixed upstream in 3.11.5): the old parser read `__DONE__` as no marker there. That
 interpreter has none of the venv's packages, so `marker_probe.py` (standard library only) loads
-`rooms/judge/markers.py` by its path and prints its readings of a table of marker strings; this test
+`rooms/base/markers.py` by its path and prints its readings of a table of marker strings; this test
 compares them with the expected readings and with the venv's own. Where the interpreter is
 missing the test skips, unless TRIBUNAL_REQUIRE_ENGINE=1 (tests/run on Debian), where it fails.
 """
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rooms.judge import markers
-from rooms.judge.markers import Role, read_marker
+from rooms.base import markers
+from rooms.base.markers import Role, read_marker
 from tests.fakes.required import unavailable
 from tests.rooms.test_markers import ALIASES, FORMS, MISREADINGS
 

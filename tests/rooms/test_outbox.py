@@ -1,14 +1,14 @@
-"""The outbox deliverer (rooms/outbox.py): one failing room holds back only itself, and a failed
-row is retried on the documented backoff schedule, then set aside as dead."""
+"""The outbox deliverer (rooms/core/outbox.py): one failing room holds back only itself, and a
+failed row is retried on the documented backoff schedule, then set aside as dead."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rooms.context import Ctx
-from rooms.model import Outbound, RoomRef
-from rooms.outbox import Deliverer
-from rooms.records import OutboxDraft
+from rooms.base.model import Outbound, RoomRef
+from rooms.base.records import OutboxDraft
+from rooms.core.context import Ctx
+from rooms.core.outbox import Deliverer
 from rooms.store import Store
 from tests.rooms.store_helpers import store
 

@@ -7,15 +7,15 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from rooms import protocols
+from rooms.base.machine import ANSWER, CLOSED, STOP, WAITING_HUMAN
+from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.core import registry as protocols
+from rooms.core.protocol import Step
+from rooms.core.registry import by_command, register
 from rooms.debate.protocol import DEBATE
-from rooms.deliberation import Ask, Conclusion, Post, Reply
-from rooms.history import History
-from rooms.machine import ANSWER, CLOSED, STOP, WAITING_HUMAN
-from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.phased import PhasedProtocol
-from rooms.protocol import Step
-from rooms.protocols import by_command, register
+from rooms.judge.history import History
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
+from rooms.phased.protocol import PhasedProtocol
 from rooms.resolve.protocol import RESOLVE
 from tests.fakes.engine_kit import engine_kit
 from tests.rooms.debate import scripts as debate

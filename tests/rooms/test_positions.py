@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from rooms.base.model import Ruling
 from rooms.judge.positions import (
     CAUTIOUS_CONDITION,
     irreversible,
@@ -15,7 +16,6 @@ from rooms.judge.positions import (
     seat,
     swap_rule,
 )
-from rooms.model import Ruling
 
 
 def test_the_seating_is_seeded_and_fair() -> None:

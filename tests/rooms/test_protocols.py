@@ -11,12 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from rooms import protocols
-from rooms.machine import CLOSED, STOP, WAITING_HUMAN, IllegalTransition, StateTable
-from rooms.model import RoomRef
+from rooms.base.machine import (
+    CLOSED,
+    STOP,
+    WAITING_HUMAN,
+    IllegalTransition,
+    StateTable,
+    UnknownProtocol,
+)
+from rooms.base.model import RoomRef
+from rooms.base.records import Change
+from rooms.core import registry as protocols
+from rooms.core.registry import by_command, protocol_for, register
 from rooms.pair import states as pair
-from rooms.protocols import UnknownProtocol, by_command, protocol_for, register
-from rooms.records import Change
 from rooms.store import Store
 from rooms.store.schema import LATEST, MIGRATIONS
 from tests.fakes.engine_kit import engine_kit

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from rooms.base.model import Thresholds
 from rooms.judge.findings import findings, similarity
 from rooms.judge.replay import ReplayRow, format_row, replay
 from rooms.judge.transcript import Transcript, TranscriptError, load_transcript
-from rooms.model import Thresholds
 from tests.rooms.test_markers import MISREADINGS
 
 FIXTURES = Path(__file__).parent / "fixtures"

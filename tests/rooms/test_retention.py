@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from rooms.base.model import RoomRef, Task
+from rooms.base.records import Change, OutboxDraft, TurnEnd, Usage
 from rooms.engine import Engine
-from rooms.model import RoomRef, Task
-from rooms.records import Change, OutboxDraft, TurnEnd, Usage
-from rooms.retention import DAY_S, PRUNE_EVERY_S, Pruned, Pruner
 from rooms.store import Store
+from rooms.store.retention import DAY_S, PRUNE_EVERY_S, Pruned, Pruner
 from tests.fakes.engine_kit import FakeClock, engine_kit
 from tests.rooms.store_helpers import store
 

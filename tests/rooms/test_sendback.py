@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 import pytest
 
+from rooms.base.model import Ruling, Turn
 from rooms.judge.sendback import (
     INCOMPLETE_TWICE,
     check_answer,
@@ -15,7 +16,6 @@ from rooms.judge.sendback import (
     sent_back_problem,
 )
 from rooms.judge.verdicts import UNREADABLE_OPTIONS, check_ruling
-from rooms.model import Ruling, Turn
 
 REVISE_NEEDS = "a REVISE needs concrete conditions"
 RESET_NEEDS = "a RESET needs a new direction"

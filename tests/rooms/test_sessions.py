@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from prompts import load_prompt
-from rooms.history import History
-from rooms.model import GroupPolicy, Thresholds, Turn
+from rooms.base.model import GroupPolicy, Thresholds, Turn
+from rooms.judge.history import History
 from rooms.pair.sessions import resume_for, resumed_since, session_chain
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.session_model import CHARS_PER_TOKEN, SessionModelRunner, long_task

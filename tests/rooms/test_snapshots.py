@@ -1,4 +1,4 @@
-"""The tree the engine commits (rooms/snapshots.py): `git add --all` + `write-tree` into an
+"""The tree the engine commits (rooms/work/snapshots.py): `git add --all` + `write-tree` into an
 index of its own, the repository's ignore rules and the fixed exclusions respected, nested
 repositories and files over the limit refused."""
 
@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from rooms import worktrees
-from rooms.model import GroupPolicy, Task
-from rooms.records import WorktreeRecord
-from rooms.snapshots import EXCLUDED, Refused, pathspecs, snapshot
+from rooms.base.model import GroupPolicy, Task
+from rooms.base.records import WorktreeRecord
+from rooms.work import worktrees
+from rooms.work.snapshots import EXCLUDED, Refused, pathspecs, snapshot
 from tests.rooms.git_helpers import git, make_repo
 
 LIMIT = 1024
 
 
 class Records:
-    """The store's worktree records, in memory (rooms/worktrees.py: WorktreeRecords)."""
+    """The store's worktree records, in memory (rooms/work/worktrees.py: WorktreeRecords)."""
 
     def __init__(self) -> None:
         self.rows: dict[int, WorktreeRecord] = {}

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
 from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import FakeClock, Kit, engine_kit
 from tests.fakes.runner import Reply, Script, ScriptedRunner, say

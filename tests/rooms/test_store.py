@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rooms.machine import IllegalTransition
-from rooms.model import Action, Firing, RoomRef, Ruling, Task, Turn
-from rooms.records import (
+from rooms.base.machine import IllegalTransition
+from rooms.base.model import Action, Firing, RoomRef, Ruling, Task, Turn
+from rooms.base.records import (
     AnswerDraft,
     Change,
     EscalationDraft,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rooms.model import Card
-from rooms.records import Change, MessageDraft, OutboxDraft
+from rooms.base.model import Card
+from rooms.base.records import Change, MessageDraft, OutboxDraft
 from rooms.store import Store
 from tests.rooms.store_helpers import NOW, ROOM, new_task, note, store
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rooms.base.model import Ruling
 from rooms.judge.verdicts import (
     RULING_SCHEMA,
     UNREADABLE_QUESTION,
@@ -16,7 +17,6 @@ from rooms.judge.verdicts import (
     decision_record,
     parse_ruling,
 )
-from rooms.model import Ruling
 from runners.protocol import RunRequest
 
 VERDICTS = ("PROCEED", "REVISE", "RESET", "ESCALATE")

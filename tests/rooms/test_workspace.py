@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rooms import workspace
-from rooms.workspace import tree_hash
+from rooms.work import workspace
+from rooms.work.workspace import tree_hash
 
 
 def make_tree(root: Path) -> Path:

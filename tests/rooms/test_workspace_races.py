@@ -1,6 +1,6 @@
-"""The workspace hash cannot be made to hang (rooms/workspace.py): a file swapped for a named pipe
-(or for a symlink to one) between the walk's `lstat` and the read is not read, and the whole
-hash has a deadline.
+"""The workspace hash cannot be made to hang (rooms/work/workspace.py): a file swapped for a
+named pipe (or for a symlink to one) between the walk's `lstat` and the read is not read, and
+the whole hash has a deadline.
 
 The swap is made with real files at the moment the hash has looked at the file: `os.lstat` is
 wrapped so that, right after it returns the regular file's status, the test replaces the file,
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rooms import workspace
-from rooms.workspace import tree_hash, tree_hash_sync
+from rooms.work import workspace
+from rooms.work.workspace import tree_hash, tree_hash_sync
 
 GUARD_S = 10.0  # far longer than hashing three small files takes; only a hang reaches it
 

@@ -1,4 +1,4 @@
-"""A task resumes only the branch this bot made for it (rooms/worktrees.py, issue 24 #3).
+"""A task resumes only the branch this bot made for it (rooms/work/worktrees.py, issue 24 #3).
 
 The attacks: a branch planted under the name task 1 will use, with a malicious commit on it;
 and the same name left over from an earlier life of the bot (the database reset, with or without
@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from rooms.model import GroupPolicy
+from rooms.base.model import GroupPolicy
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Script, hang, say
 from tests.rooms.git_helpers import git, make_repo

@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from rooms.model import GroupPolicy, RoomRef
-from rooms.worktrees import slug
+from rooms.base.model import GroupPolicy, RoomRef
+from rooms.work.worktrees import slug
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Script, say
 from tests.rooms.git_helpers import git, make_repo

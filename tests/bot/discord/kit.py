@@ -22,7 +22,7 @@ from bot.app import App, open_app
 from bot.discord import DiscordAdapter
 from bot.serve import configured_adapters
 from bot.settings import Settings, load_settings
-from rooms.model import Task
+from rooms.base.model import Task
 from tests.fakes.discord import ALICE, APP_ID, APPROVER_ROLE, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
 

@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from bot.settings import Settings
-from rooms.model import Outbound
+from rooms.base.model import Outbound
 from tests.bot.discord.kit import (
     assert_one_decision_card,
     ephemeral_followups,

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.discord.edits import EditPacer
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 
 ROOM = RoomRef("discord", "1", "2")
 

@@ -15,10 +15,10 @@ from bot.discord.look import (
     parts,
     persona,
 )
-from rooms.cards import decided_card
-from rooms.escalations import ask
-from rooms.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
-from rooms.records import Escalation
+from rooms.base.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
+from rooms.base.records import Escalation
+from rooms.core.cards import decided_card
+from rooms.core.escalations import ask
 from rooms.resolve.protocol import RESOLVE
 
 ROOM = RoomRef("discord", "1", "2")
@@ -174,7 +174,8 @@ def test_a_decided_card_from_the_engine_names_who_decided(known: bool, title: st
 
 
 def test_a_resolve_escalation_embed_says_every_answer_closes_it() -> None:
-    """The footer is the protocol's words (rooms.escalations.wording): no owner in a resolve."""
+    """The footer is the protocol's words (rooms.core.escalations.wording): no owner in a
+    resolve."""
     draft = ask(
         RESOLVE_TASK,
         ROOM,

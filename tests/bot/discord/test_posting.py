@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from bot.settings import Settings
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 from tests.bot.discord.kit import served, text_of
 from tests.fakes.discord import (
     ALICE,

@@ -16,7 +16,7 @@ from bot.cli import EXIT_CONFIG, main
 from bot.discord.factory import make_adapter
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 from tests.bot.discord.kit import served, text_of
 from tests.fakes.discord import ALICE, APP_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner

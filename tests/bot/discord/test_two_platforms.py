@@ -13,7 +13,7 @@ import pytest
 import bot.slack.factory
 from bot.app import open_app
 from bot.discord.factory import make_adapter as make_discord
-from rooms.model import RoomRef
+from rooms.base.model import RoomRef
 from tests.bot.discord.kit import text_of, write_settings
 from tests.fakes.discord import ALICE, FakeDiscord
 from tests.fakes.runner import ScriptedRunner

@@ -13,8 +13,8 @@ import pytest
 from bot.app import open_app
 from bot.references import network
 from bot.settings import load_settings
-from rooms.model import Inbound, RoomRef
-from rooms.records import VerdictRow
+from rooms.base.model import Inbound, RoomRef
+from rooms.base.records import VerdictRow
 from tests.fakes import chat_api
 from tests.fakes.chat_api import FakeChatAPI
 from tests.fakes.network import FakeDNS

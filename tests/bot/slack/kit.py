@@ -23,8 +23,8 @@ from urllib.parse import urlencode
 import aiohttp
 
 from bot.slack.adapter import SlackAdapter, make_client
+from rooms.base.model import GroupPolicy, RoomRef
 from rooms.engine import Engine
-from rooms.model import GroupPolicy, RoomRef
 from rooms.store import Store
 from tests.fakes.engine_kit import StaticPolicies
 from tests.fakes.runner import Script, ScriptedRunner

@@ -13,9 +13,9 @@ from bot.slack.blocks import (
     persona,
     post_args,
 )
+from rooms.base.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
+from rooms.core.escalations import ask
 from rooms.debate.protocol import DEBATE
-from rooms.escalations import ask
-from rooms.model import Action, Card, GroupPolicy, Outbound, RoomRef, Task
 
 ROOM = RoomRef("slack", "C1", "5.0")
 BUTTONS = (
@@ -107,7 +107,7 @@ def test_cards_stay_within_slacks_limits(
 
 
 def test_a_debate_escalation_card_says_every_answer_closes_it() -> None:
-    """The footer is the protocol's words (rooms.escalations.wording): no owner in a debate."""
+    """The footer is the protocol's words (rooms.core.escalations.wording): no owner in a debate."""
     task = Task(
         id=3,
         room=ROOM.key,

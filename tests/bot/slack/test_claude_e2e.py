@@ -14,7 +14,7 @@ import pytest
 from bot.app import open_app
 from bot.settings import load_settings
 from bot.slack.factory import make_adapter
-from rooms.model import RoomRef
+from rooms.base.model import RoomRef
 from tests.bot.slack.test_processes import free_port, mention, write_config
 from tests.fakes.messages_api import FakeMessagesAPI, system_contains, text
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, fake_slack

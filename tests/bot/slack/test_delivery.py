@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.render import open_fence
 from bot.slack.blocks import MAX_PIECES, PIECE_LIMIT, pieces
-from rooms.model import Action, Card, Outbound, RoomRef
+from rooms.base.model import Action, Card, Outbound, RoomRef
 from tests.bot.slack.kit import adapter_on_fake, slack_kit
 from tests.fakes.runner import Reply
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rooms.model import Outbound, RoomRef
+from rooms.base.model import Outbound, RoomRef
 from tests.bot.slack.kit import ManualClock, adapter_on_fake
 
 ROOM = RoomRef("slack", "C1", "1690000001.000200")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.slack.inbound import action_inbound, message_inbound
-from rooms.model import RoomRef
+from rooms.base.model import RoomRef
 
 
 def event(**fields: Any) -> dict[str, Any]:

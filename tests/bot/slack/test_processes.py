@@ -22,9 +22,9 @@ from pathlib import Path
 
 import aiohttp
 
-from bot.console import chat
+from bot.chat import chat
 from bot.settings import load_settings
-from rooms.model import RoomRef, Task
+from rooms.base.model import RoomRef, Task
 from rooms.store import Store
 from tests.fakes.runner import ScriptedRunner
 from tests.fakes.slack_api import (

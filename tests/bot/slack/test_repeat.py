@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.slack.blocks import pieces
 from bot.slack.posting import METADATA_EVENT
-from rooms.model import Action, Outbound, RoomRef
+from rooms.base.model import Action, Outbound, RoomRef
 from tests.bot.slack.kit import adapter_on_fake
 from tests.bot.slack.test_delivery import long_output
 from tests.fakes.slack_api import BOT_TOKEN, FakeSlack, Message

@@ -11,7 +11,7 @@ from rooms.arena.limits import ArenaLimits
 from rooms.arena.machine import advance, plan, start
 from rooms.arena.state import ArenaState
 from rooms.arena.synthesis import SECTIONS
-from rooms.deliberation import Ask, Conclusion, Post, Reply
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
 from tests.rooms.arena import scripts
 from tests.rooms.arena.scripts import SLUGS
 

@@ -9,7 +9,7 @@ from typing import Any
 from rooms.debate.limits import DebateLimits
 from rooms.debate.machine import advance, plan, start
 from rooms.debate.state import DebateState
-from rooms.deliberation import Conclusion, Post, Reply
+from rooms.phased.deliberation import Conclusion, Post, Reply
 from tests.rooms.debate import scripts
 
 LIMITS = DebateLimits()

@@ -8,9 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from rooms.history import load
-from rooms.model import Ruling
-from rooms.records import Change, TurnEnd, VerdictDraft
+from rooms.base.model import Ruling
+from rooms.base.records import Change, TurnEnd, VerdictDraft
 from rooms.references.arbitration import PanelUse, panel_for, room_lines, verdict_fields
 from rooms.store import Store
 from rooms.store.schema import LATEST, MIGRATIONS
@@ -46,7 +45,7 @@ async def test_one_panel_per_arbitration(store: Store) -> None:  # noqa: F811
             refs,
             task_id=task.id,
             turn_id=arbiter,
-            history=await load(store, task.id),
+            history=await store.history(task.id),
             context=lambda seed: "the context",
             deadline_s=5,
             now=NOW,
@@ -102,7 +101,7 @@ async def test_a_panel_left_by_an_earlier_arbitration_is_not_reused(store: Store
         refs,
         task_id=task.id,
         turn_id=first,
-        history=await load(store, task.id),
+        history=await store.history(task.id),
         **kwargs,
     )
     await _turn(store, task.id, "owner")  # the pair worked again
@@ -112,7 +111,7 @@ async def test_a_panel_left_by_an_earlier_arbitration_is_not_reused(store: Store
         refs,
         task_id=task.id,
         turn_id=later,
-        history=await load(store, task.id),
+        history=await store.history(task.id),
         **kwargs,
     )
     assert fresh.panel_id != use.panel_id and len(refs[0].prompts) == 2
@@ -127,7 +126,7 @@ async def test_without_references_the_seed_is_still_stored(store: Store) -> None
         [],
         task_id=task.id,
         turn_id=turn,
-        history=await load(store, task.id),
+        history=await store.history(task.id),
         context=lambda seed: "c",
         deadline_s=5,
         now=NOW,

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.model import Ruling
+from rooms.base.model import Ruling
 from rooms.references.panel import Opinion, Panel
 from rooms.references.render import record_section, room_lines, status_lines
 from rooms.references.section import ANSWER_LIMIT, MASK, VENDOR_NAMES, arbiter_section, mask_names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rooms.model import Ruling
+from rooms.base.model import Ruling
 from rooms.references.checks import check_references, cited_labels, overrules
 from rooms.references.panel import Opinion, Panel
 from rooms.references.tally import read_verdict, tally

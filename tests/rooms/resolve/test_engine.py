@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rooms.machine import CLOSED, WAITING_HUMAN
-from rooms.model import GroupPolicy
-from rooms.phased import CHECKS_MARGIN_S
+from rooms.base.machine import CLOSED, WAITING_HUMAN
+from rooms.base.model import GroupPolicy
+from rooms.phased.protocol import CHECKS_MARGIN_S
 from rooms.resolve.limits import ResolveLimits
 from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import Kit, engine_kit

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rooms.deliberation import Conclusion, Post, Reply
+from rooms.phased.deliberation import Conclusion, Post, Reply
 from rooms.resolve.limits import ResolveLimits
 from rooms.resolve.machine import STOP_OPTION, advance, plan, start
 from rooms.resolve.state import ResolveState

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rooms.ports import Clock, Platform, Policies, Runner
+from rooms.base.ports import Clock, Platform, Policies, Runner
 from rooms.references.port import NoReferences, ReferencePool
 
 if TYPE_CHECKING:  # the store checks moves against the protocols, which use this context
@@ -31,8 +31,8 @@ class Ctx:
     spawn: Callable[[int], None] = lambda task_id: None
     # Why a task's driver was cancelled (shown on the interrupted turn), by task id.
     stop_reasons: dict[int, str] = field(default_factory=dict)
-    # Set while a turn of the task runs in this process (rooms.turns.run_turn): setting it stops
-    # that turn, which is recorded as interrupted while its driver goes on (`arbitrate now`).
+    # Set while a turn of the task runs in this process (rooms.core.turns.run_turn): setting it
+    # stops that turn, which is recorded as interrupted while its driver goes on (`arbitrate now`).
     # A future, not an Event: run_turn waits on it beside the run itself, with no task of its own.
     turn_interrupts: dict[int, asyncio.Future[None]] = field(default_factory=dict)
 

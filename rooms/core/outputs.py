@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rooms.model import RoomRef, Turn
-from rooms.records import OutboxDraft, TurnEnd
-from rooms.turns import RunOutcome
+from rooms.base.model import RoomRef, Turn
+from rooms.base.records import OutboxDraft, TurnEnd
+from rooms.core.turns import RunOutcome
 
 POST_LIMIT = 30_000  # characters posted from one output; platforms split, the store keeps all
 

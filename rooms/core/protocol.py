@@ -1,6 +1,6 @@
 """What a protocol is to the driver (DESIGN §9): its state table, and three questions per step.
 
-The generic driver (rooms.driver) owns the lease, the loop, the turn's record and its run; for
+The generic driver (rooms.core.driver) owns the lease, the loop, the turn's record and its run; for
 everything a protocol decides it asks the task's protocol:
 
 - `table.actor(status)`: who acts now (None: nobody; the driver stops until something changes);
@@ -14,7 +14,7 @@ Each step reads the task (with its counters), the room, the policy and the histo
 carries them in one `Step`. After the run the driver reads the task's human messages once more,
 because people may have written while the agent worked; `decide` gets that later `Step`.
 
-A protocol is registered by name (rooms.protocols) and lives in a folder of its own
+A protocol is registered by name (rooms.core.registry) and lives in a folder of its own
 (`rooms/pair/` is the first), so a new one adds files and changes neither the driver nor the
 store. A phase that runs several actors at once would return several `TurnStart`s from a
 `begin_all` and get every outcome in one `decide_all`; the store's turn rows (seq per task) and
@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol as Interface
 
-from rooms.history import History
-from rooms.machine import StateTable
-from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.records import Change, Message
+from rooms.base.machine import StateTable
+from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.records import Change, Message
+from rooms.core.turns import RunOutcome
+from rooms.judge.history import History
 from rooms.references.arbitration import PanelStore
 from rooms.references.port import Reference
-from rooms.turns import RunOutcome
 from runners.protocol import RunSpec
 
 

@@ -15,12 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rooms.cards import decided_card, escalation_card
-from rooms.context import Ctx
-from rooms.decisions import complete_records
-from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, WAITING_HUMAN, StateTable
-from rooms.model import Action, GroupPolicy, RoomRef, Task
-from rooms.records import (
+from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, WAITING_HUMAN, StateTable
+from rooms.base.model import Action, GroupPolicy, RoomRef, Task
+from rooms.base.records import (
     AnswerDraft,
     Change,
     Escalation,
@@ -28,6 +25,9 @@ from rooms.records import (
     MessageDraft,
     OutboxDraft,
 )
+from rooms.core.cards import decided_card, escalation_card
+from rooms.core.context import Ctx
+from rooms.core.decisions import complete_records
 
 Answer = Literal["approve", "reject", "answer"]
 

@@ -1,4 +1,5 @@
-"""A task's history as the detectors and the prompts see it, read from the store.
+"""A task's history as the detectors and the prompts see it, as the store reads it
+(`Store.history`).
 
 Order: turns by seq; a human message goes right before the first turn that could see it
 (`before_seq`); an arbiter's turn is a ruling. Failed and interrupted turns are not history:
@@ -8,15 +9,11 @@ they produced nothing the pair worked from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from rooms.base.markers import ARBITER, HUMAN, OWNER, ROLES
+from rooms.base.model import Turn
+from rooms.base.records import FiringRow, Message, VerdictRow
 from rooms.judge.detectors import Step, bounded
-from rooms.judge.markers import ARBITER, HUMAN, OWNER, ROLES
-from rooms.model import Turn
-from rooms.records import FiringRow, Message, VerdictRow
-
-if TYPE_CHECKING:  # the store checks moves against the protocols, which read histories
-    from rooms.store import Store
 
 
 @dataclass(frozen=True)
@@ -82,7 +79,3 @@ class History:
 
     def firing(self, firing_id: int | None) -> FiringRow | None:
         return next((f for f in self.firings if f.id == firing_id), None)
-
-
-async def load(store: Store, task_id: int) -> History:
-    return await store.history(task_id)

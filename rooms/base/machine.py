@@ -21,7 +21,7 @@ ANSWER = "answer"
 APPROVE = "approve"
 REJECT = "reject"
 HUMAN_EVENTS = (ANSWER, APPROVE, REJECT, STOP)
-# A person's `arbitrate` (rooms.summons): a protocol whose table has this event from a status
+# A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
 # lets people call its judge there; the store keeps the request only where the table allows it.
 SUMMONED = "summoned"
 
@@ -88,3 +88,33 @@ class StateTable:
             return self.actors[status]
         except KeyError:
             raise UnknownStatus(f"{status!r} is not a status of {self.protocol!r}") from None
+
+
+# The kind of task that any text but a command word opens: the owner/reviewer pair (rooms/pair/).
+DEFAULT_PROTOCOL = "pair"
+
+
+class UnknownProtocol(LookupError):
+    pass
+
+
+# The state table of every registered protocol, by the protocol's name. The store checks each
+# move of a task against its protocol's table; the protocol registry (rooms/core/registry.py)
+# keeps this in step with itself, so that the store knows no protocol and no registry.
+_TABLES: dict[str, StateTable] = {}
+
+
+def keep_table(protocol: str, table: StateTable) -> None:
+    _TABLES[protocol] = table
+
+
+def forget_table(protocol: str) -> None:
+    _TABLES.pop(protocol, None)
+
+
+def registered_table(protocol: str) -> StateTable:
+    """The state table of a registered protocol; UnknownProtocol when none is registered."""
+    try:
+        return _TABLES[protocol]
+    except KeyError:
+        raise UnknownProtocol(f"no protocol {protocol!r} is registered") from None

@@ -20,17 +20,17 @@ read commands on their task. When the workspace is a subfolder of its repository
 in the same subfolder of its worktree.
 
 After the approved wrap-up the engine (never an agent) commits the approved content on the
-task's branch (the git tree recorded when the reviewer approved, rooms/snapshots.py), with a
+task's branch (the git tree recorded when the reviewer approved, rooms/work/snapshots.py), with a
 message naming the task; the closing message names the branch, the commit and a diffstat of
 that commit against where the task started, or says plainly that nothing changed.
 The user's checkout is never touched: `git worktree add` adds the new branch, its objects and
 the worktree's bookkeeping under the repository's `.git`, nothing in the checkout's files.
 
-Every git call goes through rooms/gitsafe.py with the worktree's git dir named explicitly (the
+Every git call goes through rooms/work/gitsafe.py with the worktree's git dir named explicitly (the
 one `git worktree add` made inside the group's repository, which containers mount read-only
 at most), so a `.git` the owner plants in its worktree is never read. The worktree's own `.git`
-file and any planted `.git` folder are part of the workspace hash (rooms/workspace.py); a
-planted nested repository is refused from a commit (rooms/snapshots.py).
+file and any planted `.git` folder are part of the workspace hash (rooms/work/workspace.py); a
+planted nested repository is refused from a commit (rooms/work/snapshots.py).
 
 Decided for workspaces that are no git repository: a plain folder, or a repository without a
 commit yet, has no branch to start from, and Tribunal will not `git init` or commit in a
@@ -50,9 +50,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from rooms.gitsafe import GitError, git, no_filters
-from rooms.model import GroupPolicy, RoomRef, Task
-from rooms.records import Change, OutboxDraft, WorktreeRecord
+from rooms.base.model import GroupPolicy, RoomRef, Task
+from rooms.base.records import Change, OutboxDraft, WorktreeRecord
+from rooms.work.gitsafe import GitError, git, no_filters
 
 FOLDER = "worktrees"
 SLUG_WORDS = 6
@@ -191,7 +191,7 @@ def of(policy: GroupPolicy) -> Worktree | None:
 async def commit(
     tree: Worktree, task: Task, snapshot: str, why: str = "Approved in review"
 ) -> Committed:
-    """Commit the tree object `snapshot` (rooms/snapshots.py: the approved content, never the
+    """Commit the tree object `snapshot` (rooms/work/snapshots.py: the approved content, never the
     worktree as it is by now) on the task's branch, the engine's commit; `why` says in the
     message what made the work final. The diffstat compares that same commit with where the
     task started."""

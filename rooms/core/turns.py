@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from rooms import worktrees
-from rooms.context import Ctx
-from rooms.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.progress import Progress
-from rooms.records import Usage
+from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.records import Usage
+from rooms.core.context import Ctx
+from rooms.core.progress import Progress
+from rooms.work import worktrees
 from runners.protocol import CRASHED, HARD_TIMEOUT, RunEvent, RunRequest, RunSpec
 
 log = logging.getLogger(__name__)

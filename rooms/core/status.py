@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rooms.context import Ctx
+from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
+from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
+from rooms.core.context import Ctx
+from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
-from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
 from rooms.references.render import status_lines
-from rooms.worktrees import branch_head
+from rooms.work.worktrees import branch_head
 
 
 async def status_text(ctx: Ctx, room: RoomRef) -> str:
@@ -29,7 +30,7 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         first_line = first_line[:119] + "…"
     turns = await store.turns(task.id)
     lines = [f"Task #{task.id}: {_label(task.protocol, task.status)}", f"Task: {first_line}"]
-    if task.protocol == DEFAULT:
+    if task.protocol == DEFAULT_PROTOCOL:
         lines.append(
             f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
             f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
@@ -92,14 +93,14 @@ async def _outcome(ctx: Ctx, task: Task) -> str:
     person's answer, a stop, or the protocol's own conclusion (its last turn done, then closed)."""
     turns = await ctx.store.turns(task.id)
     done = [t for t in turns if t.status == "done"]
-    if task.protocol == DEFAULT and _approved_and_wrapped_up(done):
+    if task.protocol == DEFAULT_PROTOCOL and _approved_and_wrapped_up(done):
         return "done: approved and wrapped up"
     escalations = await ctx.store.escalations(task.id)
     last = escalations[-1] if escalations else None
     after_turns = last is not None and (not done or last.created_at >= (done[-1].ended_at or 0.0))
     if last is not None and after_turns and last.answered_by:
         return f"closed after {last.answered_by} answered: {last.question}"
-    if task.protocol == DEFAULT:
+    if task.protocol == DEFAULT_PROTOCOL:
         return "closed before an approval"
     if after_turns or (turns and turns[-1].status != "done"):
         return f"the {task.protocol} was stopped before it concluded"

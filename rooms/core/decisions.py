@@ -15,11 +15,10 @@ import logging
 import os
 from datetime import UTC, datetime
 
-from rooms.context import Ctx
-from rooms.history import load
+from rooms.base.model import Task, Turn
+from rooms.base.records import Escalation, VerdictRow
+from rooms.core.context import Ctx
 from rooms.judge.verdicts import OUTCOME_MARK, blockquote
-from rooms.model import Task, Turn
-from rooms.records import Escalation, VerdictRow
 
 log = logging.getLogger(__name__)
 _TURNS_LISTED = 20  # turns of one cycle listed in its outcome; the rest are counted
@@ -113,7 +112,7 @@ async def complete_records(ctx: Ctx, task_id: int) -> None:
     task = await ctx.store.task(task_id)
     if task is None:
         return
-    history = await load(ctx.store, task_id)
+    history = await ctx.store.history(task_id)
     escalations = await ctx.store.escalations(task_id)
     root = os.path.realpath(os.path.join(ctx.data_dir, "decisions"))
     for i, verdict in enumerate(history.verdicts):

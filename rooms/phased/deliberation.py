@@ -5,7 +5,8 @@ Each protocol is a pure machine over its own state (replayed from the task's tur
 `plan(state)` says which runs the current phase needs (several at once run in parallel),
 `advance(state, replies)` takes their outcomes and returns the next state, the posts for the
 room and, at the end, the conclusion.
-rooms.phased turns asks into run specs and outcomes into store changes, for the generic driver.
+rooms.phased.protocol turns asks into run specs and outcomes into store changes, for the generic
+driver.
 """
 
 from __future__ import annotations

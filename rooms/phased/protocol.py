@@ -1,5 +1,5 @@
 """A protocol made of phases over a pure machine (arena, debate, resolve): the adapter between
-`rooms.deliberation` machines and the generic driver (rooms.protocol).
+`rooms.phased.deliberation` machines and the generic driver (rooms.core.protocol).
 
 The machine's state is never stored as such: it is replayed from the task's finished turns, in
 order (each turn is one actor's reply: its role is the actor's key, its output and structured
@@ -10,7 +10,7 @@ takeover exactly as the store has it, and nothing but the turns needs writing.
 The task's status is the machine's phase; the state table lets each phase move to any other,
 `done` close the task, `people` ask the humans (an escalation; their answer closes it), and
 `stop` close it from anywhere. `begin_all` hands the driver every run the phase still needs, and
-the driver runs them at once (rooms.driver.step_all); the task's ceilings hold as for the pair,
+the driver runs them at once (rooms.core.driver.step_all); the task's ceilings hold as for the pair,
 and what people write in the room reaches every actor's prompt.
 """
 
@@ -24,16 +24,16 @@ from typing import Any, Generic, TypeVar
 from typing import Protocol as Interface
 
 from prompts import load_prompt
-from rooms import snapshots
-from rooms.deliberation import Ask, Conclusion, Post, Reply
-from rooms.escalations import ask as ask_people
+from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.model import Firing, GroupPolicy, Task, Turn
+from rooms.base.records import Change, OutboxDraft
+from rooms.core.escalations import ask as ask_people
+from rooms.core.outputs import post, turn_end
+from rooms.core.protocol import Step, TurnStart, decided
+from rooms.core.turns import RunOutcome, build_spec
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
-from rooms.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
-from rooms.model import Firing, GroupPolicy, Task, Turn
-from rooms.outputs import post, turn_end
-from rooms.protocol import Step, TurnStart, decided
-from rooms.records import Change, OutboxDraft
-from rooms.turns import RunOutcome, build_spec
+from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
+from rooms.work import snapshots
 from runners.protocol import RunSpec
 
 log = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ async def _conclude(
         change.outbox.append(post(step.room, turn, saved, key=f"file:{i}", persona="tribunal"))
     if c.files:
         # What a protocol saves is committed on the task's branch by the engine, like approved
-        # work (rooms/worktrees.py); "" when the workspace is used in place.
+        # work (rooms/work/worktrees.py); "" when the workspace is used in place.
         why = f"Written by the {step.task.protocol} as its conclusion"
         work = await snapshots.commit_as_is(step.policy, step.task, why)
         if work:

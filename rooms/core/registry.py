@@ -1,23 +1,24 @@
 """The protocols the engine knows, by name (DESIGN §9). A task records the name of its protocol;
-the driver, the store and the commands look it up here.
+the driver and the commands look it up here; the store reads only each protocol's state table,
+which `register` keeps beside it (rooms/base/machine.py).
 
-The owner/reviewer pair is built in and is the default kind of task. Another protocol (arena,
-debate, resolve: each a folder under rooms/) is registered with `register`, by its package or, in
-tests, by the test itself.
+This module imports no protocol. The built-in ones (the owner/reviewer pair, the default kind of
+task; arena, debate, resolve: each a folder under rooms/) are registered by rooms/__init__.py, one
+line each; another is registered with `register` by its package or, in tests, by the test itself.
 """
 
 from __future__ import annotations
 
 import re
 
-from rooms.arena.protocol import ARENA
-from rooms.debate.protocol import DEBATE
-from rooms.machine import StateTable
-from rooms.pair.protocol import PAIR
-from rooms.protocol import Protocol
-from rooms.resolve.protocol import RESOLVE
-
-DEFAULT = PAIR.name
+from rooms.base.machine import (
+    DEFAULT_PROTOCOL,
+    StateTable,
+    UnknownProtocol,
+    forget_table,
+    keep_table,
+)
+from rooms.core.protocol import Protocol
 
 # The words after the mention that Tribunal answers itself (rooms.commands reads them first).
 # They are defined here, beside the registry, because a protocol opened by one of them would be
@@ -32,10 +33,6 @@ RESERVED = (*COMMANDS, "quit")
 _WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 _REGISTRY: dict[str, Protocol] = {}
-
-
-class UnknownProtocol(LookupError):
-    pass
 
 
 def register(protocol: Protocol) -> Protocol:
@@ -59,19 +56,15 @@ def register(protocol: Protocol) -> Protocol:
     ):
         raise ValueError(f"another protocol already opens with {word!r}")
     _REGISTRY[protocol.name] = protocol
+    keep_table(protocol.name, protocol.table)
     return protocol
-
-
-# The deliberation protocols (DESIGN §9) are built in too, each opened by its command word; they
-# pass the same checks as any other.
-for _builtin in (PAIR, DEBATE, RESOLVE, ARENA):
-    register(_builtin)
 
 
 def unregister(name: str) -> None:
     """Forget a protocol (tests that register one of their own). The pair stays."""
-    if name != DEFAULT:
+    if name != DEFAULT_PROTOCOL:
         _REGISTRY.pop(name, None)
+        forget_table(name)
 
 
 def protocol_for(name: str) -> Protocol:

@@ -103,7 +103,7 @@ async def git(
     index_file: str | None = None,
 ) -> str:
     """Run one git command; its stdout, or GitError with its stderr. `index_file`: an index of
-    the engine's own instead of the worktree's (`GIT_INDEX_FILE`, rooms/snapshots.py)."""
+    the engine's own instead of the worktree's (`GIT_INDEX_FILE`, rooms/work/snapshots.py)."""
     env = safe_env()
     if index_file is not None:
         env["GIT_INDEX_FILE"] = index_file

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rooms.model import Action, Card, Firing, RoomRef, Ruling, Summon
+from rooms.base.model import Action, Card, Firing, RoomRef, Ruling, Summon
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class VerdictRow:
 
 @dataclass(frozen=True)
 class WorktreeRecord:
-    """The worktree and branch this bot made for a task (rooms/worktrees.py): the only branch
+    """The worktree and branch this bot made for a task (rooms/work/worktrees.py): the only branch
     the task ever resumes."""
 
     task_id: int

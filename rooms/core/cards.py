@@ -1,14 +1,15 @@
-"""The structured `Card` of a ruling, an escalation and a decided escalation (rooms.model.Card),
-for platforms that draw cards (Slack Block Kit, Discord embeds). The plain text of each message
-stays the full version, which the console prints and every platform can fall back to."""
+"""The structured `Card` of a ruling, an escalation and a decided escalation
+(rooms.base.model.Card), for platforms that draw cards (Slack Block Kit, Discord embeds). The
+plain text of each message stays the full version, which the console prints and every platform
+can fall back to."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from rooms.model import Card, Ruling
-from rooms.records import Escalation
+from rooms.base.model import Card, Ruling
+from rooms.base.records import Escalation
 
 _DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected", "answer": "💬 Answered"}
 
@@ -43,7 +44,7 @@ def escalation_card(
     what_answers_do: str,
     who_answers: str,
 ) -> Card:
-    """`what_answers_do`: the protocol's words for its answers (rooms.escalations.wording)."""
+    """`what_answers_do`: the protocol's words for its answers (rooms.core.escalations.wording)."""
     sections = [("Question", question)]
     if reason:
         sections.append(("Why", reason))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 import time
 
-from rooms.model import Outbound, RoomRef
-from rooms.ports import Platform
+from rooms.base.model import Outbound, RoomRef
+from rooms.base.ports import Platform
 
 log = logging.getLogger(__name__)
 MIN_EDIT_INTERVAL_S = 1.0

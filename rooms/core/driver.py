@@ -6,7 +6,7 @@ the next turn begins → the turn is recorded as running → the protocol's run 
 human messages read again (people may write while an agent works) → the protocol's `Change` (the
 turn's output, usage, firing, verdict, posts and the transition together) → applied atomically.
 A person's pending `arbitrate` is taken between turns, by a protocol that has a judge to call
-(rooms.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
+(rooms.core.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
 Decision records are completed after each change that ends or moves a ruling's cycle on.
 Lost races never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's
 output on the turn (marked interrupted) and re-reads the task. On taking over a task, turns left
@@ -19,18 +19,17 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from rooms import worktrees
-from rooms.context import Ctx
-from rooms.decisions import complete_records
-from rooms.history import load
-from rooms.machine import CLOSED, WAITING_HUMAN
-from rooms.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.outputs import post
-from rooms.protocol import Protocol, Step, TurnStart
-from rooms.protocols import protocol_for
-from rooms.records import Change
-from rooms.summons import Summonable, accepts
-from rooms.turns import RunOutcome, effective_thresholds, run_turn
+from rooms.base.machine import CLOSED, WAITING_HUMAN
+from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
+from rooms.base.records import Change
+from rooms.core.context import Ctx
+from rooms.core.decisions import complete_records
+from rooms.core.outputs import post
+from rooms.core.protocol import Protocol, Step, TurnStart
+from rooms.core.registry import protocol_for
+from rooms.core.summons import Summonable, accepts
+from rooms.core.turns import RunOutcome, effective_thresholds, run_turn
+from rooms.work import worktrees
 
 log = logging.getLogger(__name__)
 CONFIG = "config"  # error code of a turn that could not be started (e.g. a bad prompt override)
@@ -116,7 +115,7 @@ async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Ste
         task=task,
         room=room,
         policy=policy,
-        history=await load(ctx.store, task.id),
+        history=await ctx.store.history(task.id),
         limits=effective_thresholds(policy.thresholds, task.grants),
         now=ctx.now(),
         owner=ctx.engine_id,
@@ -235,7 +234,9 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
             if fresh is None:
                 return
             now = ctx.now()
-            step_now = replace(before, task=fresh, history=await load(ctx.store, task.id), now=now)
+            step_now = replace(
+                before, task=fresh, history=await ctx.store.history(task.id), now=now
+            )
             change = await protocol.decide(step_now, turn, run)
             if await ctx.store.apply(change) is None:
                 await _keep(ctx, task, turn, run, "the task changed while the turn ran")

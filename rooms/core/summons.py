@@ -10,8 +10,9 @@ or, when the arbitrations allowed for the task are used, to the people (rooms.pa
 summon counts toward that cap like any arbitration, and one ruling answers it, even when a
 detector called the arbiter first.
 
-A protocol takes summons where its state table has the `summoned` event (rooms.machine.SUMMONED)
-and it implements `Summonable`; the store keeps a request only in such a status.
+A protocol takes summons where its state table has the `summoned` event
+(rooms.base.machine.SUMMONED) and it implements `Summonable`; the store keeps a request only in
+such a status.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from __future__ import annotations
 from typing import Protocol as Interface
 from typing import runtime_checkable
 
-from rooms.machine import SUMMONED, WAITING_HUMAN
-from rooms.model import Firing, GroupPolicy, Summon, Task
-from rooms.protocol import Protocol, Step
-from rooms.records import Change, Escalation
+from rooms.base.machine import SUMMONED, WAITING_HUMAN
+from rooms.base.model import Firing, GroupPolicy, Summon, Task
+from rooms.base.records import Change, Escalation
+from rooms.core.protocol import Protocol, Step
 
 _NOTE_IN_REASON = 200  # characters of the note in the one-line reason; the prompt has it all
 

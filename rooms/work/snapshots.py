@@ -3,15 +3,15 @@
 What is committed is exactly what was reviewed: when the reviewer approves, the engine takes
 this snapshot and stores its tree id with the task (`Task.approved_tree`); after the owner's
 wrap-up it takes it again, and only when both are the same tree does it commit, and then that
-tree object itself (`git commit-tree`, rooms/worktrees.py), never a fresh `git add` of whatever
+tree object itself (`git commit-tree`, rooms/work/worktrees.py), never a fresh `git add` of whatever
 the worktree holds by then. Any difference sends the work back to review.
 
 A snapshot is `git add --all` + `git write-tree` into an index of the engine's own (a temporary
-`GIT_INDEX_FILE` started from the branch's commit), through rooms/gitsafe.py like every engine
+`GIT_INDEX_FILE` started from the branch's commit), through rooms/work/gitsafe.py like every engine
 git call: the worktree's git dir named explicitly, no hooks, no fsmonitor, no filters, no
 configuration from the worktree. It respects the repository's own ignore rules (`.gitignore`,
 `.git/info/exclude`) and leaves out a fixed set of tool caches, which are never committed:
-`EXCLUDED` below (the same caches the workspace hash skips, rooms/workspace.py). An excluded
+`EXCLUDED` below (the same caches the workspace hash skips, rooms/work/workspace.py). An excluded
 path the base commit tracks stays as that commit has it. Compiled Python (`*.pyc`, `*.pyo`)
 is among them on purpose: a planted sourceless or unchecked-hash `.pyc` would run in a fresh
 clone instead of the reviewed source.
@@ -32,10 +32,10 @@ import stat
 import tempfile
 from dataclasses import dataclass
 
-from rooms import worktrees
-from rooms.gitsafe import GitError, git, no_filters
-from rooms.model import GroupPolicy, Task
-from rooms.worktrees import Worktree
+from rooms.base.model import GroupPolicy, Task
+from rooms.work import worktrees
+from rooms.work.gitsafe import GitError, git, no_filters
+from rooms.work.worktrees import Worktree
 
 # Never committed: tool caches and compiled Python (see the module's docstring).
 EXCLUDED = (

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.arena.limits import ArenaLimits
+from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.debate.limits import DebateLimits
-from rooms.judge.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
 
@@ -162,7 +162,7 @@ class GroupPolicy:
     hard_timeout_s: float = 1800.0
     max_agent_turns: int = 40  # tool-use turns inside one runner call
     # A new or changed file larger than this is refused from the engine's commit
-    # (rooms/snapshots.py), with a message in the room.
+    # (rooms/work/snapshots.py), with a message in the room.
     max_commit_file_bytes: int = 8 * 1024 * 1024
     recent_turns: int = 6  # turn outputs quoted in each prompt
     arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
@@ -212,7 +212,7 @@ class Task(Record):
     room: str  # RoomRef.key
     group: str
     text: str
-    status: str  # one of its protocol's statuses (rooms.machine.StateTable)
+    status: str  # one of its protocol's statuses (rooms.base.machine.StateTable)
     version: int
     rounds: int = 0  # owner/reviewer rounds since the last human message or ruling
     arbitrations: int = 0
@@ -222,12 +222,12 @@ class Task(Record):
     closed_at: float | None = None  # set when the task closes
     tokens: int = 0
     cost_usd: float = 0.0
-    protocol: str = "pair"  # the name it is registered under (rooms.protocols)
+    protocol: str = "pair"  # the name it is registered under (rooms.core.registry)
     failures: int = 0  # consecutive failed runs
     grants: int = 0  # ceilings people raised once more
     opened_by: str = ""
     summon: Summon | None = None  # a pending `arbitrate` request, if any
-    # The git tree the reviewer last approved (rooms/snapshots.py): what the engine commits.
+    # The git tree the reviewer last approved (rooms/work/snapshots.py): what the engine commits.
     approved_tree: str | None = None
 
 

@@ -18,9 +18,9 @@ import asyncio
 import contextlib
 import logging
 
-from rooms.context import Ctx
-from rooms.model import Outbound
-from rooms.records import OutboxRow
+from rooms.base.model import Outbound
+from rooms.base.records import OutboxRow
+from rooms.core.context import Ctx
 
 log = logging.getLogger(__name__)
 MAX_ROUNDS = 1000  # head-of-room rounds in one pass before the loop yields

@@ -10,12 +10,9 @@ keeps showing them. The pruning itself is rooms/store/prune.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from rooms.ports import Clock
-
-if TYPE_CHECKING:  # the store imports this module's vocabulary
-    from rooms.store import Store
+from rooms.base.ports import Clock
 
 DAY_S = 86_400.0
 DEFAULT_RETENTION_DAYS = 30  # 0: keep everything forever
@@ -56,11 +53,18 @@ def check_retention_days(days: int) -> int:
     return days
 
 
+class Prunable(Protocol):
+    """What the schedule needs of the store (`Store.prune`): this module is the store's own
+    vocabulary, so it names no `Store` (that would be an import circle)."""
+
+    async def prune(self, now: float, keep_s: float) -> Pruned: ...
+
+
 class Pruner:
     """The engine's schedule: the first `maybe` prunes, then one every PRUNE_EVERY_S of
     `clock` (an injected clock in tests); nothing at all when the retention is 0 days."""
 
-    def __init__(self, store: Store, clock: Clock, retention_days: int) -> None:
+    def __init__(self, store: Prunable, clock: Clock, retention_days: int) -> None:
         self.store = store
         self.clock = clock
         self.retention_days = check_retention_days(retention_days)

@@ -26,7 +26,7 @@ result is a random hash that equals no other, so a wrap-up compared with it coun
 (when in doubt, not approved) and the detectors see a change, not a deadlock.
 
 What is committed is not decided here: the engine commits the git tree the reviewer approved
-(rooms/snapshots.py), which this hash only adds to (a wrap-up that changes either goes back to
+(rooms/work/snapshots.py), which this hash only adds to (a wrap-up that changes either goes back to
 review).
 """
 

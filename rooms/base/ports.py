@@ -10,7 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Protocol
 
-from rooms.model import GroupPolicy, Outbound, RoomRef
+from rooms.base.model import GroupPolicy, Outbound, RoomRef
 from runners.protocol import RunEvent, RunSpec
 
 
