@@ -50,7 +50,7 @@ class ProxyLimits:
 
     # The Messages API's own request limit is 32 MB: no real request of a runner is larger.
     max_body_bytes: int = 32 * MIB
-    max_buffered_bytes: int = 128 * MIB
+    max_buffered_bytes: int = 64 * MIB  # two largest bodies; ~3x that in memory at peak
     body_timeout_s: float = 120.0
     max_connections: int = 256
     max_connections_per_peer: int = 64

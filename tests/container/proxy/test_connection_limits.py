@@ -82,6 +82,39 @@ async def test_idle_connections_are_refused_past_the_caps_and_closed_when_idle(
     assert len(messages_api.calls) == 1
 
 
+async def test_the_default_proxy_closes_idle_connections_within_seconds(
+    proxy: CredentialProxy,
+) -> None:
+    """The bot's own settings (ProxyLimits' defaults): 20 connections without a request are
+    all closed (the idle timeout is 5 s; the wait is bounded at 10 s)."""
+    host, port = address(proxy)
+    connections = [await asyncio.open_connection(host, port) for _ in range(20)]
+    try:
+        assert all(await asyncio.gather(*(closed_by_proxy(r) for r, _ in connections)))
+    finally:
+        for _, writer in connections:
+            writer.close()
+
+
+async def test_the_default_proxy_refuses_a_60_mib_body(
+    proxy: CredentialProxy, messages_api: FakeMessagesAPI
+) -> None:
+    """Before, 60 MiB passed the 64 MiB cap and was read whole (12 at once: 1.9 GiB)."""
+    grant = proxy.issue("claude")
+    body = b" " * (60 * MIB)
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"{proxy.tcp_url}/v1/messages", data=body, headers={"x-api-key": grant.token}
+            ) as answer,
+        ):
+            assert answer.status == 413
+    except aiohttp.ClientError:
+        pass  # the proxy answered and closed before the client had sent it all
+    assert messages_api.requests == [] and proxy.forwarded == 0
+
+
 async def test_a_unix_socket_peer_is_told_apart_by_its_process(
     messages_api: FakeMessagesAPI, tmp_path: Path
 ) -> None:
