@@ -30,7 +30,7 @@ from typing import Any, Literal, TextIO
 
 from bot.engine_owned import OwnedEngineError, start_owned_engine, wants_owned_engine
 from bot.hardening import become_undumpable
-from bot.proxy import container_endpoint, running_proxy
+from bot.proxy import container_endpoint, running_proxy, server_tools_groups
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import DockerBackend, connect
@@ -300,7 +300,13 @@ async def running_backend(
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))
         backend = await stack.enter_async_context(_running_docker(settings, socket_folder))
-        yield ProxiedRunner(backend, proxy, container_endpoint()), choice
+        runner = ProxiedRunner(
+            backend,
+            proxy,
+            container_endpoint(),
+            server_tools_groups=server_tools_groups(settings),
+        )
+        yield runner, choice
 
 
 def _without_owned_engine(choice: BackendChoice, exc: OwnedEngineError) -> BackendChoice:

@@ -45,6 +45,11 @@ def upstreams(settings: Settings) -> dict[ModelAgent, Upstream]:
     return found
 
 
+def server_tools_groups(settings: Settings) -> frozenset[str]:
+    """The groups whose turns may use the model APIs' server tools (`server_tools = true`)."""
+    return frozenset(name for name, *_, group in settings.all_groups() if group.server_tools)
+
+
 def socket_dir(settings: Settings) -> Path:
     folder = settings.data.resolve() / "proxy"
     if len(str(folder / SOCKET_NAME)) > MAX_SOCKET_PATH:

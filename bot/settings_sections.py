@@ -147,6 +147,10 @@ class GroupBase(_Section):
     references: list[ReferenceSettings] = Field(default_factory=list)
     reference_deadline_s: float = Field(90.0, gt=0, le=900)  # the whole fan-out
     allow_private_urls: bool = False  # references on loopback / private networks (tests)
+    # Let the model APIs' server-side tools through the credential proxy for this group's
+    # turns (web search and fetch, code execution, MCP connectors, Codex's web search): they
+    # reach the network for agents that otherwise have none (container/proxy/policy.py).
+    server_tools: bool = False
 
     @model_validator(mode="after")
     def _references_are_safe(self) -> GroupBase:

@@ -36,6 +36,11 @@ How the request becomes a Codex invocation, and why:
 - `CODEX_HOME` (sessions, needed to resume): the caller's, else `~/.codex` when it can be
   created, else a temporary folder (then a later resume will not find the thread). A resume
   whose thread is not there starts a new thread with the same prompt (a progress line says so).
+- Web search: Codex 0.171 offers the model OpenAI's hosted `web_search` tool by default (with
+  `external_web_access: true`), which would give an agent without network the web through the
+  model API; the credential proxy refuses such a request. So the runner turns it off
+  (`-c web_search="disabled"`), unless TRIBUNAL_SERVER_TOOLS=1 (set by the proxied runner for
+  a group with `server_tools = true`).
 - An unreachable model API: Codex retries forever ("Reconnecting... waiting for network"); the
   runner ends the turn with an error after TRIBUNAL_CODEX_UNREACHABLE_S seconds (default 120).
 
@@ -68,6 +73,7 @@ MAX_ARGUMENT_CHARS = 64 * 1024
 UNREACHABLE_S = 120.0
 PROVIDER = "tribunal"
 KEY_VARIABLES = ("TRIBUNAL_CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_API_KEY")
+SERVER_TOOLS_VARIABLE = "TRIBUNAL_SERVER_TOOLS"
 
 
 class SetupError(Exception):
@@ -165,6 +171,8 @@ def build_command(
         options += ["-m", request.model]
     provider, extra_env = provider_overrides(env)
     options += provider
+    if env.get(SERVER_TOOLS_VARIABLE) != "1":
+        options += ["-c", f"web_search={toml_string('disabled')}"]
     if request.system_prompt:
         if len(request.system_prompt) <= MAX_ARGUMENT_CHARS:
             options += ["-c", f"developer_instructions={toml_string(request.system_prompt)}"]

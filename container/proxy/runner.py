@@ -10,6 +10,9 @@ Around every run of the inner backend (local or Docker):
 - the runner's own `usage` events are dropped: the proxy's count, read from the API's answers,
   is what the task is charged, reported as a `usage` event (what was spent since the last one)
   ahead of the next event of the run, and once more at the end for anything spent after it;
+- a group in `server_tools_groups` (its `server_tools = true` setting) gets a grant that lets
+  the model API's server tools through (container/proxy/policy.py), and its Codex runs are told
+  to keep web search on (TRIBUNAL_SERVER_TOOLS=1, runners/codex.py); no other run has it;
 - a request refused for the budget ends the turn at once (the inner run is closed, which kills
   it) with an `error` event of code `budget` and the proxy's reason.
 
@@ -37,6 +40,7 @@ MODEL_VARIABLES = frozenset(
     }
 )  # fmt: skip
 SOCKET_VARIABLE = "TRIBUNAL_PROXY_SOCKET"  # runners/_forward.py reads it
+SERVER_TOOLS_VARIABLE = "TRIBUNAL_SERVER_TOOLS"  # runners/codex.py reads it
 
 
 class Runner(Protocol):
@@ -69,13 +73,25 @@ class ProxyEndpoint:
 
 
 class ProxiedRunner:
-    def __init__(self, inner: Runner, proxy: CredentialProxy, endpoint: ProxyEndpoint) -> None:
+    def __init__(
+        self,
+        inner: Runner,
+        proxy: CredentialProxy,
+        endpoint: ProxyEndpoint,
+        *,
+        server_tools_groups: frozenset[str] = frozenset(),
+    ) -> None:
         self.inner = inner
         self.proxy = proxy
         self.endpoint = endpoint
+        self.server_tools_groups = server_tools_groups
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        env = {k: v for k, v in spec.env.items() if k not in MODEL_VARIABLES}
+        env = {
+            k: v
+            for k, v in spec.env.items()
+            if k not in MODEL_VARIABLES and k != SERVER_TOOLS_VARIABLE
+        }
         if spec.agent == "command":
             bare = spec.model_copy(update={"env": env})
             async with contextlib.aclosing(_events(self.inner.run(bare))) as checks:
@@ -87,8 +103,11 @@ class ProxiedRunner:
             f"{spec.group}/{spec.request.role}",
             tokens_left=spec.tokens_left,
             usd_left=spec.request.max_budget_usd,
+            server_tools=spec.group in self.server_tools_groups,
         )
         env.update(self.endpoint.env(grant))
+        if grant.server_tools:
+            env[SERVER_TOOLS_VARIABLE] = "1"
         reported = Spent()
         try:
             events = self.inner.run(spec.model_copy(update={"env": env}))

@@ -11,12 +11,21 @@ as `usage` of the response object (OpenAI).
 
 Only event lines that mention "usage" are parsed as JSON (a 2 MB answer is mostly text deltas
 that do not), and a line longer than MAX_LINE_BYTES is skipped rather than buffered.
+
+An answer cut short (the runner hung up, the turn was revoked) carries no final usage: the
+Anthropic input counts arrive first, the output count and all of OpenAI's only at the end. For
+it, `estimated()` charges the input the API reported, else the request's input estimate
+(container/proxy/limits.py), and for output at least one token per `BYTES_PER_OUTPUT_TOKEN`
+bytes of the text, thinking and tool-input deltas relayed (JSON-escaped, so a little more
+than what the model wrote), so hanging up mid-answer does not make an answer free.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from container.proxy.grants import Spent
@@ -25,6 +34,14 @@ from container.proxy.prices import PRICES, Price, cost_usd
 MAX_LINE_BYTES = 4 * 1024 * 1024
 MAX_JSON_BYTES = 16 * 1024 * 1024
 ANTHROPIC, OPENAI = "anthropic", "openai"
+BYTES_PER_OUTPUT_TOKEN = 3
+# The string values of the delta events: what the model wrote (a `"text":` also opens each
+# Anthropic text block, empty; OpenAI's `.done` events repeat the whole text, so only deltas).
+_STRING = rb'\s*"([^"\\]*(?:\\.[^"\\]*)*)"'
+DELTA_TEXT = {
+    ANTHROPIC: re.compile(rb'"(?:text|partial_json|thinking)":' + _STRING),
+    OPENAI: re.compile(rb'"delta":' + _STRING),
+}
 
 
 class UsageMeter:
@@ -47,6 +64,8 @@ class UsageMeter:
         self._skipping = False
         self._body = bytearray()
         self._body_over = False
+        self.complete = False  # the answer's final usage was read
+        self.delta_bytes = 0  # bytes of model text relayed in delta events
 
     def feed(self, data: bytes) -> None:
         if not self.streamed:
@@ -58,13 +77,16 @@ class UsageMeter:
         if self._skipping:  # inside a line too long to keep: drop it up to its end
             cut = data.find(b"\n")
             if cut < 0:
+                self.delta_bytes += len(data)  # unread: count it all as model text
                 return
+            self.delta_bytes += cut
             self._skipping = False
             data = data[cut + 1 :]
         first = data.find(b"\n")
         if first < 0:
             self._tail += data
             if len(self._tail) > MAX_LINE_BYTES:
+                self.delta_bytes += len(self._tail)
                 self._tail, self._skipping = b"", True
             return
         # The line the tail was waiting for ends here; then whole lines; then a new tail. Most
@@ -72,12 +94,20 @@ class UsageMeter:
         # search runs in place (no copy of the chunk).
         self._line_done(self._tail + data[:first])
         last = data.rfind(b"\n")
+        self._count_deltas(self._tail + data[:first])
+        if last > first:
+            self._count_deltas(data[first + 1 : last])
         if last > first and data.find(b'"usage"', first + 1, last) >= 0:
             for line in data[first + 1 : last].split(b"\n"):
                 self._line_done(line)
         self._tail = data[last + 1 :]
         if len(self._tail) > MAX_LINE_BYTES:
+            self.delta_bytes += len(self._tail)
             self._tail, self._skipping = b"", True
+
+    def _count_deltas(self, lines: bytes) -> None:
+        for match in DELTA_TEXT[self.api].finditer(lines):
+            self.delta_bytes += match.end(1) - match.start(1)
 
     def _line_done(self, line: bytes) -> None:
         if not line.startswith(b"data:") or b'"usage"' not in line:
@@ -98,11 +128,13 @@ class UsageMeter:
                 self._take_anthropic(message.get("usage"))
             elif kind == "message_delta":
                 self._take_anthropic(event.get("usage"))
+                self.complete = True
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             response = event.get("response")
             if isinstance(response, dict):
                 self.model = response.get("model") or self.model
                 self._take_openai(response.get("usage"))
+                self.complete = True
 
     def _take_anthropic(self, usage: object) -> None:
         if not isinstance(usage, dict):
@@ -149,9 +181,21 @@ class UsageMeter:
             self._take_anthropic(body.get("usage"))
         else:
             self._take_openai(body.get("usage"))
+        self.complete = "usage" in body
 
-    def spent(self) -> Spent:
-        c = self.counts
+    def estimated(self, input_estimate: int) -> Spent:
+        """What an answer cut short is charged (see the module docstring)."""
+        if self.complete:
+            return self.spent()
+        counts = dict(self.counts)
+        if not any(k in counts for k in ("input_tokens", "cache_read_input_tokens")):
+            counts["input_tokens"] = input_estimate
+        relayed = -(-self.delta_bytes // BYTES_PER_OUTPUT_TOKEN)
+        counts["output_tokens"] = max(counts.get("output_tokens", 0), relayed)
+        return self.spent(counts)
+
+    def spent(self, counts: Mapping[str, int] | None = None) -> Spent:
+        c = self.counts if counts is None else counts
         output = c.get("output_tokens", 0)
         if self.api == ANTHROPIC:
             plain = c.get("input_tokens", 0)
@@ -169,3 +213,32 @@ class UsageMeter:
             table=self.prices,
         )
         return Spent(plain + written + read, output, cost)
+
+
+@dataclass
+class Exchange:
+    """One forwarded request (container/proxy/server.py), for what it is charged: what the
+    answer said, or (an answer cut short, or none while the upstream had the request) an
+    estimate."""
+
+    api: str
+    model: str | None
+    input_estimate: int
+    sent: bool = False
+    unreachable: bool = False
+    status: int = 0
+    meter: UsageMeter | None = field(default=None, repr=False)
+
+    def read(self) -> Spent:
+        """The usage the answer reported, and nothing else."""
+        return self.meter.spent() if self.meter is not None else Spent()
+
+    def charge(self, prices: Mapping[str, Price]) -> Spent:
+        if self.meter is not None:
+            if self.status >= 300:  # an error answer: what it says it cost, if anything
+                return self.meter.spent()
+            return self.meter.estimated(self.input_estimate)
+        if self.sent and not self.unreachable:  # cut while the model had it: its input
+            meter = UsageMeter(self.api, streamed=True, model=self.model, prices=prices)
+            return meter.estimated(self.input_estimate)
+        return Spent()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.proxy import ANTHROPIC_API, OPENAI_API, socket_dir, upstreams
+from bot.proxy import ANTHROPIC_API, OPENAI_API, server_tools_groups, socket_dir, upstreams
 from bot.settings import load_settings
 from container.proxy import Upstream
 
@@ -56,3 +56,13 @@ def test_a_data_folder_too_deep_for_a_socket_uses_the_temp_dir(
     assert not folder.is_relative_to(deep) and folder.name.startswith("tribunal-proxy-")
     assert len(str(folder / "proxy.sock")) <= 100 and folder.stat().st_uid == os.getuid()
     folder.rmdir()
+
+
+def test_server_tools_are_off_unless_a_group_turns_them_on(tmp_path: Path) -> None:
+    toml = tmp_path / "tribunal.toml"
+    toml.write_text(
+        "[groups.web]\nplatform = 'slack'\nchannel = 'C1'\nserver_tools = true\n"
+        "[groups.quiet]\nplatform = 'slack'\nchannel = 'C2'\n"
+    )
+    settings = load_settings(toml, env_file=None)
+    assert server_tools_groups(settings) == frozenset({"web"})

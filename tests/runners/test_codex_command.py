@@ -67,6 +67,18 @@ def test_an_external_sandbox_bypasses_codex_own() -> None:
     assert "sandbox_mode" not in config_values(argv)
 
 
+@pytest.mark.parametrize(
+    ("env", "mode"), [({}, "disabled"), ({"TRIBUNAL_SERVER_TOOLS": "1"}, None)]
+)
+def test_hosted_web_search_is_off_unless_the_group_allows_server_tools(
+    env: dict[str, str], mode: str | None
+) -> None:
+    """Codex 0.171 offers the model OpenAI's live web search by default: a way to the network
+    for an agent without one, which the credential proxy refuses."""
+    argv, _, _ = build_command(request(), BIN, env, None)
+    assert config_values(argv).get("web_search") == mode
+
+
 def test_an_unknown_sandbox_setting_is_refused() -> None:
     with pytest.raises(SetupError, match="TRIBUNAL_CODEX_SANDBOX"):
         build_command(request(), BIN, {"TRIBUNAL_CODEX_SANDBOX": "none"}, None)

@@ -6,6 +6,7 @@ against the fake APIs, also through the loopback forwarder to the proxy's unix s
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ from tests.fakes.messages_api import FakeMessagesAPI
 from tests.fakes.responses_api import FakeResponsesAPI
 
 pytestmark = pytest.mark.timeout(120)
+ROOT = Path(__file__).resolve().parents[3]
+PATH_FIRST = "import runpy, sys; sys.path.insert(0, sys.argv.pop(1))"
+RUN_RUNNERS = "runpy.run_module('runners', run_name='__main__', alter_sys=True)"
 
 
 async def collect(runner: ProxiedRunner, spec: RunSpec) -> list[RunEvent]:
@@ -118,6 +122,31 @@ async def test_codex_through_the_socket_forwarder(
     assert events[-1].kind == "final" and "codex via socket" in events[-1].text
     assert [(u.input_tokens, u.output_tokens) for u in only(events, "usage")] == [(77, 7)]
     assert all(c.headers["authorization"] == f"Bearer {OPENAI_KEY}" for c in responses_api.calls)
+
+
+@needs_codex
+@pytest.mark.parametrize("server_tools", [False, True])
+async def test_codex_with_a_known_model_asks_for_no_hosted_tool(
+    proxy: CredentialProxy, responses_api: FakeResponsesAPI, tmp_path: Path, server_tools: bool
+) -> None:
+    """With a model it knows, Codex 0.171 offers the model its hosted web search (the proxy
+    would refuse the request); the runner turns it off, unless the group allows server tools."""
+    responses_api.script(r.any_request(), [r.text("DONE\nno web", usage=r.Usage(5, 1))])
+    groups = frozenset({"g"}) if server_tools else frozenset()
+    assert proxy.tcp_url is not None
+    endpoint = ProxyEndpoint(url=proxy.tcp_url)
+    # This checkout's runners, wherever the virtualenv's editable install points.
+    this_checkout = [sys.executable, "-P", "-c", f"{PATH_FIRST}; {RUN_RUNNERS}", str(ROOT)]
+    backend = LocalBackend(command=this_checkout)
+    runner = ProxiedRunner(backend, proxy, endpoint, server_tools_groups=groups)
+    env = {**codex_home_env(tmp_path / "home"), "TRIBUNAL_CODEX_SANDBOX": "external"}
+    spec = live_spec("codex", tmp_path, env, role="owner", prompt="go", model="gpt-5.1-codex")
+    events = await collect(runner, spec)
+    assert events[-1].kind == "final" and "no web" in events[-1].text
+    (call,) = responses_api.calls
+    tool_types = {t.get("type") for t in call.body.get("tools", [])}
+    assert "function" in tool_types
+    assert ("web_search" in tool_types) is server_tools
 
 
 @requires_claude
