@@ -190,18 +190,6 @@ async def test_an_answer_typed_as_text_reaches_the_owner(
     assert (await stored_tasks(settings))[0] == "closed"
 
 
-async def test_a_non_approver_cannot_answer(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pipes: list[Pipe]
-) -> None:
-    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["bob"]')
-    settings = load_settings(env_file=None)
-    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
-    out = await run_console(settings, runner, ["deploy", "/approve"], pipes)
-    assert "approver" in out.split("/approve (", 1)[1]  # the engine's refusal is shown
-    assert await stored_tasks(settings) == ("waiting_human", 1)
-
-
 async def test_next_task_after_close_opens_a_new_room(
     settings: Settings, pipes: list[Pipe]
 ) -> None:
