@@ -7,7 +7,9 @@ mention: `stop` and `status` (alone), `approve` and `reject` (answer the open es
 no open question and more text, the message is treated as ordinary text), `arbitrate [now]
 [what to look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a
 room with an open task is a human message for the next prompt; while the task waits for a
-person, an approver's message is the answer and anyone else gets a clear refusal.
+person, an approver's message is the answer and anyone else gets a clear refusal. At a ceiling
+only an explicit approval grants another budget: an approver's message there is kept on the
+task as a note and the task keeps waiting (rooms/escalations.py `needs_approval`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from collections.abc import Callable
 
 from rooms.context import Ctx
 from rooms.decisions import complete_records
-from rooms.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.escalations import (
+    Answer,
+    answer,
+    may_answer,
+    needs_approval,
+    noted_reply,
+    refusal,
+    stale_reply,
+)
 from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
@@ -154,12 +164,15 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user, inbound.roles):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
+        table = protocol_for(task.protocol).table
+        if needs_approval(escalation.kind, table):
+            return await _note(ctx, inbound, task, rest)
         applied = await answer(
             ctx,
             task,
             escalation,
             room,
-            table=protocol_for(task.protocol).table,
+            table=table,
             user=user,
             kind="answer",
             text=rest,
@@ -176,6 +189,30 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             event_id=inbound.event_id or None,
             message=MessageDraft(user, rest, event_id=inbound.event_id or None),
             rounds="reset",
+        )
+    )
+    return changed is not None
+
+
+async def _note(ctx: Ctx, inbound: Inbound, task: Task, text: str) -> bool:
+    """An approver's message at a ceiling: added to the task for the next prompt, the task keeps
+    waiting (no budget granted), and the room is told how to grant one."""
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"note:{uuid.uuid4().hex}"
+    changed = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            expect_version=task.version,
+            event_id=inbound.event_id or None,
+            message=MessageDraft(inbound.user, text, event_id=inbound.event_id or None),
+            outbox=[
+                OutboxDraft(
+                    key,
+                    inbound.room,
+                    noted_reply(inbound.user, task.id),
+                    in_reply_to=inbound.event_id or None,
+                )
+            ],
         )
     )
     return changed is not None
