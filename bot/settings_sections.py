@@ -21,6 +21,7 @@ from rooms.arena.limits import ArenaLimits
 from rooms.debate.limits import DebateLimits
 from rooms.judge.markers import Role
 from rooms.model import GroupPolicy, Thresholds
+from rooms.open_caps import OpenCaps
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
 
@@ -124,6 +125,9 @@ class GroupBase(_Section):
     deliberation: AgentSettings | None = None
     workspace: Path | None = None
     approvers: list[str] = Field(default_factory=list)
+    # Open tasks at once in the group's channel, and opened by one person there (rooms/open_caps).
+    max_open_tasks: int = Field(OpenCaps.per_channel, ge=1)
+    max_open_tasks_per_person: int = Field(OpenCaps.per_person, ge=1)
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()

@@ -2,7 +2,8 @@
 
 Dropped: bot messages (only humans open tasks, so bots cannot loop each other), rooms of no
 group, and event ids seen before (the event is recorded in the same transaction as its effect).
-A mention in a room without an open task opens one. Commands are the first word after the
+A mention in a room without an open task opens one, within the group's caps on open tasks
+(rooms/open_caps.py: past one, a private answer and no task). Commands are the first word after the
 mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
 no open question and more text, the message is treated as ordinary text), `arbitrate [now]
 [what to look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a
@@ -31,6 +32,7 @@ from rooms.escalations import (
 )
 from rooms.machine import STOP, WAITING_HUMAN
 from rooms.model import GroupPolicy, Inbound, Summon, Task
+from rooms.open_caps import CapReached
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 from rooms.protocol import Protocol
 from rooms.protocols import COMMANDS as COMMANDS  # defined beside the registry, which refuses them
@@ -233,16 +235,20 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind
     ack = OutboxDraft(
         key=key, room=inbound.room, text=kind.opened_text(inbound.user, policy) + _cut_note(text)
     )
-    task = await ctx.store.open_task(
-        inbound.room,
-        policy.name,
-        text,
-        inbound.user,
-        ctx.now(),
-        event_id=inbound.event_id or None,
-        outbox=[ack],
-        protocol=kind.name,
-    )
+    try:
+        task = await ctx.store.open_task(
+            inbound.room,
+            policy.name,
+            text,
+            inbound.user,
+            ctx.now(),
+            event_id=inbound.event_id or None,
+            outbox=[ack],
+            protocol=kind.name,
+            caps=policy.open_caps,
+        )
+    except CapReached as refused:
+        return await _reply(ctx, inbound, policy, str(refused), private=True)
     if task is None:
         return False  # another message opened a task first (or this event was handled)
     ctx.spawn(task.id)

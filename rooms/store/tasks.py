@@ -16,8 +16,10 @@ from typing import Any, TypedDict
 
 import aiosqlite
 
+from rooms import open_caps
 from rooms.history import History
 from rooms.model import RoomRef, Task, Turn
+from rooms.open_caps import OpenCaps
 from rooms.protocols import DEFAULT as DEFAULT_PROTOCOL
 from rooms.protocols import table_for
 from rooms.records import (
@@ -154,15 +156,24 @@ class Store(OutboxStore, PanelStore, PruneStore):
         event_id: str | None = None,
         outbox: list[OutboxDraft] | None = None,
         protocol: str = DEFAULT_PROTOCOL,
+        caps: OpenCaps | None = None,
     ) -> Task | None:
         """A new task of `protocol`, in its initial status (the pair's: `owner_turn`); None when
         the room already has an open task or the event was handled before. The acknowledgement
-        is enqueued in the same transaction."""
+        is enqueued in the same transaction. `caps`: raises open_caps.CapReached (nothing
+        written) when the group, or `user` in it, already has that many open tasks."""
         initial = table_for(protocol).initial  # UnknownProtocol before anything is written
 
         def insert(db: sqlite3.Connection) -> Task:
             if event_id and not record_event(db, event_id, now):
                 raise Abort
+            if caps is not None:
+                channel_open, theirs = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(opened_by = ?), 0) FROM tasks"
+                    " WHERE group_name = ? AND status != 'closed'",
+                    (user, group),
+                ).fetchone()
+                open_caps.check(user, caps, channel_open=channel_open, theirs=theirs)
             ensure_room(db, room, group, now)
             row = one(
                 db,

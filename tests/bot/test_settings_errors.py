@@ -184,6 +184,12 @@ BAD = [
         {},
         "settings: docker.max_containers_per_group: must be >= 1 (got 0)",
     ),
+    (
+        "no open task allowed",
+        "[console]\nmax_open_tasks_per_person = 0\n",
+        {},
+        "settings: console.max_open_tasks_per_person: must be >= 1 (got 0)",
+    ),
     # Settings that would silently weaken a limit or leave nobody to decide (issue 24, item 14).
     (
         "an infinite turn timeout",
