@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from rooms.context import Ctx
+from rooms.escalations import needs_approval
 from rooms.judge.detectors import duration_words
 from rooms.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.protocols import DEFAULT, UnknownProtocol, protocol_for
+from rooms.quoting import inline_quote, one_line
 from rooms.references.render import status_lines
 from rooms.worktrees import branch_head
 
@@ -25,10 +27,11 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         )
     limit = policy.thresholds.max_arbitrations if policy else "?"
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
-    if len(first_line) > 120:
-        first_line = first_line[:119] + "…"
     turns = await store.turns(task.id)
-    lines = [f"Task #{task.id}: {_label(task.protocol, task.status)}", f"Task: {first_line}"]
+    lines = [
+        f"Task #{task.id}: {_label(task.protocol, task.status)}",
+        f"Task: {inline_quote(first_line, 120)}",
+    ]
     if task.protocol == DEFAULT:
         lines.append(
             f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
@@ -52,18 +55,26 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         lines.append(f"Now working at once: {at_once}.")
     if task.summon is not None:
         when = "at once" if task.summon.now else "when the running turn ends"
-        lines.append(f"Arbiter called by {task.summon.by}: it rules {when}.")
+        lines.append(f"Arbiter called by {one_line(task.summon.by)}: it rules {when}.")
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
+        table = protocol_for(task.protocol).table
+        how = (
+            "approve to grant another budget, or reject; a reply is kept as a note"
+            if needs_approval(escalation.kind, table)
+            else "approve, reject or reply with an answer"
+        )
         lines.append(
-            f"Waiting for a person: {escalation.question} (escalation #{escalation.id}; "
-            "approve, reject or reply with an answer)"
+            f"Waiting for a person: {inline_quote(escalation.question)} "
+            f"(escalation #{escalation.id}; {how})"
         )
     firings = [f for f in await store.firings(task.id) if f.acted]
     if firings:
         last_firing = firings[-1].firing
-        lines.append(f"Last deadlock detector: {last_firing.detector}: {last_firing.reason}")
-    lines += status_lines(await store.latest_panel(task.id))
+        reason = one_line(last_firing.reason)  # its agent words are quoted by the detector
+        lines.append(f"Last deadlock detector: {last_firing.detector}: {reason}")
+    panel = status_lines(await store.latest_panel(task.id))  # its errors are a server's words
+    lines += [line[: len(line) - len(line.lstrip())] + one_line(line) for line in panel]
     return "\n".join(lines)
 
 
@@ -98,7 +109,7 @@ async def _outcome(ctx: Ctx, task: Task) -> str:
     last = escalations[-1] if escalations else None
     after_turns = last is not None and (not done or last.created_at >= (done[-1].ended_at or 0.0))
     if last is not None and after_turns and last.answered_by:
-        return f"closed after {last.answered_by} answered: {last.question}"
+        return f"closed after {one_line(last.answered_by)} answered: {inline_quote(last.question)}"
     if task.protocol == DEFAULT:
         return "closed before an approval"
     if after_turns or (turns and turns[-1].status != "done"):
