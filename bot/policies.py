@@ -9,6 +9,7 @@ from __future__ import annotations
 from bot.settings import Settings
 from bot.settings_sections import CONSOLE_GROUP, AgentSettings, GroupBase
 from rooms.base.model import AgentConfig, GroupPolicy, RoomRef
+from rooms.base.open_caps import OpenCaps
 
 
 def group_policy(name: str, group: GroupBase) -> GroupPolicy:
@@ -22,6 +23,7 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         arbiter=AgentConfig(agent=group.arbiter.agent, model=group.arbiter.model),
         deliberation=_agent(group.deliberation),
         approvers=frozenset(group.approvers),
+        open_caps=OpenCaps(group.max_open_tasks, group.max_open_tasks_per_person),
         thresholds=group.thresholds.to_thresholds(),
         prompt_overrides={role: str(path.resolve()) for role, path in group.prompts.items()},
         idle_timeout_s=group.timeouts.idle_s,

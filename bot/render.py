@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from rooms.base.model import Action, Outbound
+from rooms.judge.quoting import visible
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 COMMAND_OF_ACTION = {"approve": "/approve", "reject": "/reject"}
@@ -22,20 +23,25 @@ def label(persona: str) -> str:
     return f"[{persona}]"
 
 
-# Control characters other than newline and tab, and DEL: an agent's or a person's text must not
-# drive the terminal (erase the indent, move the cursor, retitle the window) and so pass for
-# another role's line. They are shown as visible escapes instead.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def terminal_safe(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Control characters other than newline and tab, and direction overrides: an agent's or a
+    person's text must not drive the terminal (erase the indent, move the cursor, retitle the
+    window) and so pass for another role's line. They are shown as visible escapes instead, by
+    the one sanitiser the engine's own quoting uses (rooms/judge/quoting.py)."""
+    return visible(text)
 
 
 def plain(message: Outbound, *, indent: str = "  ") -> str:
     """`[persona] first line` and the rest indented, so turns stay apart in a terminal."""
-    lines = [terminal_safe(line) for line in message.text.splitlines()] or [""]
-    head = f"{label(message.persona)} {lines[0]}".rstrip()
+    return labelled(message.persona, message.text, indent=indent)
+
+
+def labelled(persona: str, text: str, *, indent: str = "  ") -> str:
+    """`text` as `persona` says it in a terminal: labelled, its later lines indented (so none
+    of them starts at column 0 and passes for another message), control characters visible.
+    Whatever the console shows of the engine's text goes through here."""
+    lines = [terminal_safe(line) for line in text.splitlines()] or [""]
+    head = f"{label(persona)} {lines[0]}".rstrip()
     return "\n".join([head, *(f"{indent}{line}".rstrip() for line in lines[1:])])
 
 

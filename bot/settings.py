@@ -255,10 +255,24 @@ def load_settings(
         raise SettingsError([f"settings: {exc}"]) from None
     except LibrarySettingsError as exc:  # e.g. a nested env variable that is not valid JSON
         raise SettingsError([f"settings: {exc}"]) from None
-    inside = state_inside_workspaces(settings)
+    inside = state_inside_workspaces(settings) + files_inside_workspaces(
+        settings, config or DEFAULT_TOML, env_file
+    )
     if inside:
         raise SettingsError([f"settings: {line}" for line in inside])
     return settings
+
+
+def _workspaces(settings: Settings) -> Iterator[tuple[Path, str]]:
+    """(resolved workspace, the setting that names it) of every group with one."""
+    for name, _platform, _channel, group in settings.all_groups():
+        if group.workspace is not None:
+            where = "console.workspace" if name == CONSOLE_GROUP else f"groups.{name}.workspace"
+            yield group.workspace.resolve(), where
+
+
+def _inside(path: Path, workspace: Path) -> bool:
+    return path == workspace or workspace in path.parents
 
 
 def state_inside_workspaces(settings: Settings) -> list[str]:
@@ -267,16 +281,34 @@ def state_inside_workspaces(settings: Settings) -> list[str]:
     change to the work, as a database inside the workspace does)."""
     state = {"data": settings.data.resolve(), "db": settings.db_path.resolve()}
     problems = []
-    for name, _platform, _channel, group in settings.all_groups():
-        if group.workspace is None:
-            continue
-        workspace = group.workspace.resolve()
-        where = "console.workspace" if name == CONSOLE_GROUP else f"groups.{name}.workspace"
+    for workspace, where in _workspaces(settings):
         for field, path in state.items():
-            if path == workspace or workspace in path.parents:
+            if _inside(path, workspace):
                 problems.append(
                     f"{field}: {path} lies inside the workspace {workspace} ({where}); "
                     f"put it outside every workspace (TRIBUNAL_{field.upper()})"
+                )
+    return problems
+
+
+def files_inside_workspaces(settings: Settings, toml: Path, env_file: Path | None) -> list[str]:
+    """The settings file and the `.env` file this start reads (whether or not they exist yet)
+    must lie outside every workspace: an owner who may write there (a plain folder is used in
+    place) would otherwise write the bot's next settings (a model base URL that receives the
+    real key, `network_mode = "host"`, its own approvers), read at the next start. Checked
+    against the location, not the content: a planted file could also move the workspace
+    away, and then no check of the settings it produced would see it."""
+    files = {"settings file": toml.resolve()}
+    if env_file is not None:
+        files[".env file"] = env_file.resolve()
+    problems = []
+    for workspace, where in _workspaces(settings):
+        for what, path in files.items():
+            if _inside(path, workspace):
+                problems.append(
+                    f"{what} {path} lies inside the workspace {workspace} ({where}): an owner "
+                    "could write the bot's next settings there; start the bot from a folder "
+                    "outside every workspace (and pass --config FILE from outside them)"
                 )
     return problems
 
@@ -333,6 +365,8 @@ def _message(err: Any) -> str:
         return f"must be {symbol} {shown} (got {got})"
     if kind in ("int_parsing", "int_type", "int_from_float"):
         return f"must be a whole number (got {got})"
+    if kind == "finite_number":
+        return f"must be a finite number (got {got})"
     if kind in ("float_parsing", "float_type"):
         return f"must be a number (got {got})"
     if kind in ("bool_parsing", "bool_type"):

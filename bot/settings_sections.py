@@ -14,11 +14,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from bot.references.urls import UnsafeURL, check_base_url
+from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
 from rooms.arena.limits import ArenaLimits
 from rooms.base.markers import Role
 from rooms.base.model import GroupPolicy, Thresholds
+from rooms.base.open_caps import OpenCaps
 from rooms.debate.limits import DebateLimits
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
@@ -57,8 +59,10 @@ class SettingsError(Exception):
 
 
 class _Section(BaseModel):
-    # Unknown keys are errors: a typo in tribunal.toml must not be silently ignored.
-    model_config = ConfigDict(extra="forbid")
+    # Unknown keys are errors: a typo in tribunal.toml must not be silently ignored. A limit of
+    # `inf` (TOML's own spelling, or "inf"/"1e999" in a variable) is no limit at all: every
+    # number must be finite (`nan` fails every comparison, and so every bound, anyway).
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class AgentSettings(_Section):
@@ -122,6 +126,9 @@ class GroupBase(_Section):
     deliberation: AgentSettings | None = None
     workspace: Path | None = None
     approvers: list[str] = Field(default_factory=list)
+    # Open tasks at once in the group's channel, and opened by one person there (rooms/open_caps).
+    max_open_tasks: int = Field(OpenCaps.per_channel, ge=1)
+    max_open_tasks_per_person: int = Field(OpenCaps.per_person, ge=1)
     thresholds: ThresholdSettings = ThresholdSettings()
     budgets: BudgetSettings = BudgetSettings()
     timeouts: TimeoutSettings = TimeoutSettings()
@@ -207,6 +214,13 @@ class GroupSettings(GroupBase):
     platform: Literal["slack", "discord"]
     channel: str = Field(min_length=1)
 
+    @model_validator(mode="after")
+    def _approvers_can_match(self) -> GroupSettings:
+        problems = approver_problems(self.platform, self.approvers)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
 
 class ConsoleSettings(GroupBase):
     """The console room's group. `user` is you; by default the only approver."""
@@ -217,6 +231,9 @@ class ConsoleSettings(GroupBase):
     def _user_approves_by_default(self) -> ConsoleSettings:
         if not self.approvers:
             self.approvers = [self.user]
+        problems = console_approver_problems(self.user, self.approvers)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
 
@@ -255,6 +272,23 @@ class DockerSettings(_Section):
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
 
+    @field_validator("mem_limit")
+    @classmethod
+    def _mem_limit_limits(cls, value: str) -> str:
+        # The engine reads "0" (and Docker some negative values) as "no limit": a typo would
+        # silently lift the cap on every runner container.
+        size = memory_bytes(value)
+        if size is None:
+            raise ValueError(
+                f"must be a size such as '4g' or '512m' (bytes, or k, m, g) (got {value!r})"
+            )
+        if size < MIN_MEM_BYTES:
+            raise ValueError(
+                f"must be at least 6m: the engine refuses less, and 0 would mean no limit "
+                f"(got {value!r})"
+            )
+        return value
+
     @field_validator("instance")
     @classmethod
     def _instance_is_a_label_value(cls, value: str | None) -> str | None:
@@ -265,6 +299,20 @@ class DockerSettings(_Section):
                 f"(got {value!r})"
             )
         return value
+
+
+MIN_MEM_BYTES = 6 * 1024 * 1024  # Docker's own minimum for a container's memory limit
+_MEMORY = re.compile(r"([0-9]+(?:\.[0-9]+)?)([kmg]?)b?", re.IGNORECASE)
+_MEMORY_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def memory_bytes(text: str) -> int | None:
+    """A memory size as the docker SDK reads it ("4g", "512m", "1073741824"), in bytes; None
+    when it is no such size (a sign, spaces, another unit)."""
+    match = _MEMORY.fullmatch(text)
+    if match is None:
+        return None
+    return int(float(match.group(1)) * _MEMORY_UNITS[match.group(2).lower()])
 
 
 def default_instance(data: Path) -> str:

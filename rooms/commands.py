@@ -2,12 +2,15 @@
 
 Dropped: bot messages (only humans open tasks, so bots cannot loop each other), rooms of no
 group, and event ids seen before (the event is recorded in the same transaction as its effect).
-A mention in a room without an open task opens one. Commands are the first word after the
-mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
-no open question and more text, the message is treated as ordinary text), `arbitrate [now]
+A mention in a room without an open task opens one, within the group's caps on open tasks
+(rooms/base/open_caps.py: past one, a private answer and no task). Commands are the first word
+after the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open
+escalation; with no open question and more text, the message is treated as ordinary text), `arbitrate [now]
 [what to look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a
 room with an open task is a human message for the next prompt; while the task waits for a
-person, an approver's message is the answer and anyone else gets a clear refusal.
+person, an approver's message is the answer and anyone else gets a clear refusal. At a ceiling
+only an explicit approval grants another budget: an approver's message there is kept on the
+task as a note and the task keeps waiting (rooms/core/escalations.py `needs_approval`).
 """
 
 from __future__ import annotations
@@ -18,10 +21,19 @@ from collections.abc import Callable
 
 from rooms.base.machine import DEFAULT_PROTOCOL, STOP, WAITING_HUMAN
 from rooms.base.model import GroupPolicy, Inbound, Summon, Task
+from rooms.base.open_caps import CapReached
 from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
-from rooms.core.escalations import Answer, answer, may_answer, refusal, stale_reply
+from rooms.core.escalations import (
+    Answer,
+    answer,
+    may_answer,
+    needs_approval,
+    noted_reply,
+    refusal,
+    stale_reply,
+)
 from rooms.core.protocol import Protocol
 from rooms.core.registry import (
     COMMANDS as COMMANDS,  # defined beside the registry, which refuses them
@@ -156,12 +168,15 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user, inbound.roles):
             return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
+        table = protocol_for(task.protocol).table
+        if needs_approval(escalation.kind, table):
+            return await _note(ctx, inbound, task, rest)
         applied = await answer(
             ctx,
             task,
             escalation,
             room,
-            table=protocol_for(task.protocol).table,
+            table=table,
             user=user,
             kind="answer",
             text=rest,
@@ -183,6 +198,30 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     return changed is not None
 
 
+async def _note(ctx: Ctx, inbound: Inbound, task: Task, text: str) -> bool:
+    """An approver's message at a ceiling: added to the task for the next prompt, the task keeps
+    waiting (no budget granted), and the room is told how to grant one."""
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"note:{uuid.uuid4().hex}"
+    changed = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            expect_version=task.version,
+            event_id=inbound.event_id or None,
+            message=MessageDraft(inbound.user, text, event_id=inbound.event_id or None),
+            outbox=[
+                OutboxDraft(
+                    key,
+                    inbound.room,
+                    noted_reply(inbound.user, task.id),
+                    in_reply_to=inbound.event_id or None,
+                )
+            ],
+        )
+    )
+    return changed is not None
+
+
 def _kind(text: str) -> tuple[Protocol, str]:
     """The protocol a new task runs: the one whose command word starts the text (`arena …`),
     else the default pair; and the task's text without that word."""
@@ -198,16 +237,20 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind
     ack = OutboxDraft(
         key=key, room=inbound.room, text=kind.opened_text(inbound.user, policy) + _cut_note(text)
     )
-    task = await ctx.store.open_task(
-        inbound.room,
-        policy.name,
-        text,
-        inbound.user,
-        ctx.now(),
-        event_id=inbound.event_id or None,
-        outbox=[ack],
-        protocol=kind.name,
-    )
+    try:
+        task = await ctx.store.open_task(
+            inbound.room,
+            policy.name,
+            text,
+            inbound.user,
+            ctx.now(),
+            event_id=inbound.event_id or None,
+            outbox=[ack],
+            protocol=kind.name,
+            caps=policy.open_caps,
+        )
+    except CapReached as refused:
+        return await _reply(ctx, inbound, policy, str(refused), private=True)
     if task is None:
         return False  # another message opened a task first (or this event was handled)
     ctx.spawn(task.id)

@@ -86,7 +86,7 @@ class ConsoleRoom:
         where = f"room {self.room.thread}" if self.room else "a new room"
         self.platform.write(f"Tribunal console, you are {self.user}; {where}. /help for commands.")
         if self.room is not None:
-            self.platform.write(await self.engine.status_text(self.room))
+            self.platform.say(await self.engine.status_text(self.room))
 
     async def run(self, lines: LineReader) -> None:
         """Handle lines until /quit or end of input."""
@@ -146,7 +146,7 @@ class ConsoleRoom:
         if self.room is None:
             self.platform.write("no task yet: type one")
         else:
-            self.platform.write(await self.engine.status_text(self.room))
+            self.platform.say(await self.engine.status_text(self.room))
         return True
 
     async def _help(self) -> bool:

@@ -87,8 +87,15 @@ class ConsolePlatform:
         self._last_line_of = printed.message_id if fits else None
 
     def write(self, text: str) -> None:
-        self._emit(text)
+        """Print a line of the console's own; its control characters are shown, never obeyed
+        (idempotent: what `render` already made safe stays as it is)."""
+        self._emit(render.terminal_safe(text))
         self._last_line_of = None
+
+    def say(self, text: str) -> None:
+        """The engine's text asked for by the console itself (`/status`, the status shown at
+        start), shown as a posted message of Tribunal's is: labelled, indented, made safe."""
+        self.write(render.labelled("tribunal", text))
 
     def typed(self) -> None:
         """The person pressed Enter: the prompt line is now their line, the cursor below it."""

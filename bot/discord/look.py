@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import discord
 
+from bot.discord.links import unmask
 from bot.render import escalation_id, file_note, long_text_parts
 from rooms.base.model import Outbound
 
@@ -105,6 +106,7 @@ def card_embed(
     else:
         title, _, body = message.text.partition("\n")
         footer = ""
+    body = unmask(body)  # a card quotes agents: their links show their real targets
     embed = discord.Embed(
         title=clip(title.strip() or who.name, TITLE_LIMIT),
         description=clip(body.strip(), DESCRIPTION_LIMIT) or None,

@@ -29,6 +29,7 @@ import discord
 
 from bot.discord.buttons import decision_view
 from bot.discord.client import MAX_RATELIMIT_WAIT_S
+from bot.discord.links import unmask
 from bot.discord.look import (
     CONTENT_LIMIT,
     card_embed,
@@ -105,6 +106,7 @@ class Poster:
         return posted
 
     async def _post(self, message: Outbound) -> str:
+        message = replace(message, text=unmask(message.text))  # every link shows its target
         if message.persona == "tribunal" and not is_card(message):  # a card quotes agents
             message = replace(message, text=named(message.text, self._role_ids(message.room)))
         if message.private_to is not None:
@@ -226,7 +228,7 @@ class Poster:
         """Edit a message posted by `post` (the id it returned) to the message's text."""
         assert message.edit_of is not None
         kind, _, rest = message.edit_of.partition(":")
-        text = clip(message.text, CONTENT_LIMIT)
+        text = clip(unmask(message.text), CONTENT_LIMIT)
         room = message.room
         if kind == "w":
             hook_id, _, message_id = rest.partition(":")

@@ -6,13 +6,17 @@ bot's own mention is removed (it only says the message is addressed to us), othe
 become readable words.
 
 Outbound: everything an agent or a person wrote is escaped first, so their text can never
-become a Slack control sequence (`<!channel>`, `<@U…>` pings, fake links); then the common
-Markdown forms are turned into their mrkdwn spelling. Code (fenced or inline) is left as is.
+become a Slack control sequence (`<!channel>`, `<@U…>` pings, fake links), and its control
+characters are shown, not kept (rooms/judge/quoting.py `visible`); then the common Markdown
+forms are turned into their mrkdwn spelling. A Markdown link shows its real target, never a
+label over it (`label (<target>)`). Code (fenced or inline) is left as is.
 """
 
 from __future__ import annotations
 
 import re
+
+from rooms.judge.quoting import visible
 
 _REFERENCE = re.compile(r"<([^<>]*)>")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -70,7 +74,7 @@ def to_mrkdwn(markdown: str) -> str:
     (escaped only), and so does inline code."""
     out: list[str] = []
     fence: str | None = None
-    for line in markdown.split("\n"):
+    for line in visible(markdown).split("\n"):
         match = _FENCE.match(line)
         if fence is not None:
             if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
@@ -99,6 +103,16 @@ def _line(line: str) -> str:
     return _inline(line)
 
 
+def _shown_link(match: re.Match[str]) -> str:
+    """A Markdown link with its real target in sight: `label (<target>)`, or the bare `<target>`
+    when the label says just that. Never `<target|label>`: a label such as a trusted URL over
+    another target (`[https://github.com/…](https://evil.example/x)`) would be a spoofed link."""
+    label, target = match.group(1).strip(), match.group(2)
+    if label.rstrip("/") in (target.rstrip("/"), target.removeprefix("mailto:")):
+        return f"<{target}>"
+    return f"{label} (<{target}>)"
+
+
 def _inline(text: str) -> str:
     parts = _INLINE_CODE.split(text)
     for i, part in enumerate(parts):
@@ -106,7 +120,7 @@ def _inline(text: str) -> str:
             parts[i] = escape(part)
             continue
         part = escape(part)
-        part = _LINK.sub(lambda m: f"<{m.group(2)}|{m.group(1)}>", part)
+        part = _LINK.sub(_shown_link, part)
         part = _BOLD.sub(r"*\1*", part)
         part = _BOLD_UNDERSCORE.sub(r"*\1*", part)
         parts[i] = _STRIKE.sub(r"~\1~", part)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.arena.limits import ArenaLimits
 from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
+from rooms.base.open_caps import OpenCaps
 from rooms.debate.limits import DebateLimits
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
@@ -156,6 +157,8 @@ class GroupPolicy:
     # also when the arbiter asks for a resolve). None: the arbiter's agent and model.
     deliberation: AgentConfig | None = None
     approvers: frozenset[str] = frozenset()
+    # Open tasks at once: in the group's channel, and opened by one person there (rooms/open_caps).
+    open_caps: OpenCaps = OpenCaps()
     thresholds: Thresholds = Thresholds()
     prompt_overrides: dict[str, str] = field(default_factory=dict)  # role -> file path
     idle_timeout_s: float = 300.0

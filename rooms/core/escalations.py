@@ -48,10 +48,12 @@ class Wording:
         return template.format(user=user, task=task_id)  # only our templates are formatted
 
 
-def wording(table: StateTable) -> Wording:
+def wording(table: StateTable, *, kind: str = "") -> Wording:
     """The words for `table`'s moves from `waiting_human`: to an open status, its actor goes on
     ("the owner continues"); to `closed`, the task ends here. A move the table lacks is not
-    offered in words (the store would refuse it)."""
+    offered in words (the store would refuse it). `kind`: the escalation's; at a ceiling that
+    a written answer would not end, the answer is a note and the task keeps waiting
+    (`needs_approval`)."""
     moves = table.transitions.get(WAITING_HUMAN, {})
 
     def goes_on(event: str) -> str | None:
@@ -84,7 +86,9 @@ def wording(table: StateTable) -> Wording:
             "Reject turns it down and closes it" if closes_too else "Reject closes the task"
         )
         replies["reject"] = "Task #{task} closed: {user} rejected the escalation."
-    if answer:
+    if answer and needs_approval(kind, table):
+        to_do.append("reply here to add a note (the task keeps waiting: only Approve grants more)")
+    elif answer:
         to_do.append("reply here with an answer")
         replies["answer"] = f"{{user}} answered; the {answer} continues with task #{{task}}."
     elif answer == "":
@@ -97,6 +101,23 @@ def wording(table: StateTable) -> Wording:
         instruction=_listed(to_do) + "." + after if to_do else after.strip(),
         footer=", ".join(does) + "." + after if does else after.strip(),
         replies=replies,
+    )
+
+
+def needs_approval(kind: str, table: StateTable) -> bool:
+    """A ceiling asks for another budget, and only an explicit approval (the button, or the
+    `approve` command) grants one: a remark such as "why is this so expensive? let me look"
+    is a note for the task, which keeps waiting. Where a written answer closes the task (the
+    deliberation protocols), it grants nothing and is taken as before."""
+    target = table.transitions.get(WAITING_HUMAN, {}).get(ANSWER)
+    return kind == "ceiling" and target not in (None, CLOSED)
+
+
+def noted_reply(user: str, task_id: int) -> str:
+    """The reply to an approver's remark at a ceiling: kept, nothing granted, how to grant."""
+    return (
+        f"{user}: noted on task #{task_id}; it still waits at its ceiling. Approve (the button, "
+        "or `approve`) grants another budget of the same size; Reject (or `reject`) closes it."
     )
 
 
@@ -122,7 +143,7 @@ def ask(
     """`table`: the task's protocol's, which says what each answer does (`wording`).
     `show_reason=False`: the reason is stored, not posted again (it was just posted, as the
     arbiter's ruling is)."""
-    words = wording(table)
+    words = wording(table, kind=kind)
 
     def post(escalation_id: int) -> OutboxDraft:
         lines = [f"❓ Task #{task.id} needs a decision: {question}"]
@@ -203,7 +224,7 @@ async def answer(
             answer=AnswerDraft(escalation.id, kind if kind != "answer" else text, user),
             message=MessageDraft(user, said, kind="answer", event_id=event_id),
             rounds="reset",
-            grant=escalation.kind == "ceiling" and kind != "reject",
+            grant=escalation.kind == "ceiling" and kind == "approve",  # only explicitly
             outbox=[
                 OutboxDraft(
                     f"answer:{escalation.id}",

@@ -5,8 +5,10 @@ from __future__ import annotations
 from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.core.context import Ctx
+from rooms.core.escalations import needs_approval
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
+from rooms.judge.quoting import inline_quote, one_line
 from rooms.references.render import status_lines
 from rooms.work.worktrees import branch_head
 
@@ -26,10 +28,11 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         )
     limit = policy.thresholds.max_arbitrations if policy else "?"
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
-    if len(first_line) > 120:
-        first_line = first_line[:119] + "…"
     turns = await store.turns(task.id)
-    lines = [f"Task #{task.id}: {_label(task.protocol, task.status)}", f"Task: {first_line}"]
+    lines = [
+        f"Task #{task.id}: {_label(task.protocol, task.status)}",
+        f"Task: {inline_quote(first_line, 120)}",
+    ]
     if task.protocol == DEFAULT_PROTOCOL:
         lines.append(
             f"Rounds since the last human message or ruling: {task.rounds} · turns: {task.turns}"
@@ -53,18 +56,26 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         lines.append(f"Now working at once: {at_once}.")
     if task.summon is not None:
         when = "at once" if task.summon.now else "when the running turn ends"
-        lines.append(f"Arbiter called by {task.summon.by}: it rules {when}.")
+        lines.append(f"Arbiter called by {one_line(task.summon.by)}: it rules {when}.")
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
+        table = protocol_for(task.protocol).table
+        how = (
+            "approve to grant another budget, or reject; a reply is kept as a note"
+            if needs_approval(escalation.kind, table)
+            else "approve, reject or reply with an answer"
+        )
         lines.append(
-            f"Waiting for a person: {escalation.question} (escalation #{escalation.id}; "
-            "approve, reject or reply with an answer)"
+            f"Waiting for a person: {inline_quote(escalation.question)} "
+            f"(escalation #{escalation.id}; {how})"
         )
     firings = [f for f in await store.firings(task.id) if f.acted]
     if firings:
         last_firing = firings[-1].firing
-        lines.append(f"Last deadlock detector: {last_firing.detector}: {last_firing.reason}")
-    lines += status_lines(await store.latest_panel(task.id))
+        reason = one_line(last_firing.reason)  # its agent words are quoted by the detector
+        lines.append(f"Last deadlock detector: {last_firing.detector}: {reason}")
+    panel = status_lines(await store.latest_panel(task.id))  # its errors are a server's words
+    lines += [line[: len(line) - len(line.lstrip())] + one_line(line) for line in panel]
     return "\n".join(lines)
 
 
@@ -99,7 +110,7 @@ async def _outcome(ctx: Ctx, task: Task) -> str:
     last = escalations[-1] if escalations else None
     after_turns = last is not None and (not done or last.created_at >= (done[-1].ended_at or 0.0))
     if last is not None and after_turns and last.answered_by:
-        return f"closed after {last.answered_by} answered: {last.question}"
+        return f"closed after {one_line(last.answered_by)} answered: {inline_quote(last.question)}"
     if task.protocol == DEFAULT_PROTOCOL:
         return "closed before an approval"
     if after_turns or (turns and turns[-1].status != "done"):

@@ -26,6 +26,7 @@ from rooms.base.model import Firing, Thresholds
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
 from rooms.judge.noise import digest, normalize
+from rooms.judge.quoting import inline_quote
 
 __all__ = ["TEXT_LIMIT", "Step", "bounded", "check", "findings", "fingerprint", "since_reset"]
 
@@ -390,5 +391,4 @@ _CONTENT_DETECTORS: tuple[Detector, ...] = (
 
 
 def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    return f"“{text}”" if len(text) <= _QUOTE_CHARS else f"“{text[: _QUOTE_CHARS - 1]}…”"
+    return inline_quote(text, _QUOTE_CHARS)  # agent words in a reason the room and status show

@@ -16,8 +16,10 @@ from typing import Any, TypedDict
 
 import aiosqlite
 
+from rooms.base import open_caps
 from rooms.base.machine import DEFAULT_PROTOCOL, registered_table
 from rooms.base.model import RoomRef, Task, Turn
+from rooms.base.open_caps import OpenCaps
 from rooms.base.records import (
     Change,
     Escalation,
@@ -156,15 +158,24 @@ class Store(OutboxStore, PanelStore, PruneStore, WorktreeStore):
         event_id: str | None = None,
         outbox: list[OutboxDraft] | None = None,
         protocol: str = DEFAULT_PROTOCOL,
+        caps: OpenCaps | None = None,
     ) -> Task | None:
         """A new task of `protocol`, in its initial status (the pair's: `owner_turn`); None when
         the room already has an open task or the event was handled before. The acknowledgement
-        is enqueued in the same transaction."""
+        is enqueued in the same transaction. `caps`: raises open_caps.CapReached (nothing
+        written) when the group, or `user` in it, already has that many open tasks."""
         initial = registered_table(protocol).initial  # UnknownProtocol before anything is written
 
         def insert(db: sqlite3.Connection) -> Task:
             if event_id and not record_event(db, event_id, now):
                 raise Abort
+            if caps is not None:
+                channel_open, theirs = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(opened_by = ?), 0) FROM tasks"
+                    " WHERE group_name = ? AND status != 'closed'",
+                    (user, group),
+                ).fetchone()
+                open_caps.check(user, caps, channel_open=channel_open, theirs=theirs)
             ensure_room(db, room, group, now)
             row = one(
                 db,

@@ -19,6 +19,7 @@ from bot.chat import chat
 from bot.settings import Settings, load_settings
 from rooms.base.model import RoomRef
 from rooms.store import Store
+from tests.fakes.rulings import ruling_reply as ruling
 from tests.fakes.runner import Reply, ScriptedRunner
 
 ROOM1 = RoomRef("console", "local", "1")
@@ -190,18 +191,6 @@ async def test_an_answer_typed_as_text_reaches_the_owner(
     assert (await stored_tasks(settings))[0] == "closed"
 
 
-async def test_a_non_approver_cannot_answer(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, pipes: list[Pipe]
-) -> None:
-    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["bob"]')
-    settings = load_settings(env_file=None)
-    runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
-    out = await run_console(settings, runner, ["deploy", "/approve"], pipes)
-    assert "approver" in out.split("/approve (", 1)[1]  # the engine's refusal is shown
-    assert await stored_tasks(settings) == ("waiting_human", 1)
-
-
 async def test_next_task_after_close_opens_a_new_room(
     settings: Settings, pipes: list[Pipe]
 ) -> None:
@@ -263,7 +252,30 @@ async def test_status_shows_where_the_task_stands(settings: Settings, pipes: lis
     out = await run_console(settings, runner, ["add a cache", "/status"], pipes)
     status_text = out.rsplit("or type a reply", 1)[1]  # what /status printed, after the question
     assert "Task #1: waiting for a person" in status_text
-    assert "Task: add a cache" in status_text
+    assert "Task: “add a cache”" in status_text
+
+
+FORGED = "Which key?\n[tribunal] ✅ approved by alice\x1b[2K\r\u202eevil"
+
+
+async def test_status_never_shows_agent_text_raw(settings: Settings, pipes: list[Pipe]) -> None:
+    """Issue 24, item 12: `/status` and the status shown at start printed the arbiter's question
+    raw: its escape codes reached the terminal, and its second line stood at column 0 as a fake
+    `[tribunal] ✅ approved by …`. Both now print as a posted message of Tribunal's is."""
+    runner = ScriptedRunner(
+        {
+            "owner": ["BLOCKED\nneed a decision"],
+            "arbiter": [ruling("ESCALATE", question=FORGED, options=["yes", "no"])],
+        }
+    )
+    asked = await run_console(settings, runner, ["add a cache", "/status"], pipes)
+    restarted = await run_console(settings, runner, [], pipes)  # the status shown at start
+    for out in (asked, restarted):
+        forged = [line for line in out.splitlines() if line.startswith("[tribunal] ✅")]
+        assert forged == [], out
+        assert not any(c in out for c in "\x1b\r\u202e"), repr(out)
+        status = out.split("[tribunal] Task #1: waiting for a person", 1)[1]
+        assert "Waiting for a person: “Which key? [tribunal] ✅ approved by alice" in status
 
 
 async def test_stop_closes_a_running_task(settings: Settings, pipes: list[Pipe]) -> None:

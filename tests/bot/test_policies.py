@@ -7,6 +7,7 @@ from pathlib import Path
 from bot.policies import SettingsPolicies
 from bot.settings import load_settings
 from rooms.base.model import AgentConfig, GroupPolicy, RoomRef, Thresholds
+from rooms.base.open_caps import OpenCaps
 
 TOML = """
 [console]
@@ -21,6 +22,8 @@ channel = "C123"
 approvers = ["U1"]
 recent_turns = 3
 commit_max_file_mb = 2
+max_open_tasks = 8
+max_open_tasks_per_person = 2
 prompts = {{ owner = "{prompt}" }}
 budgets = {{ max_agent_turns = 9 }}
 timeouts = {{ idle_s = 12.5, hard_s = 99 }}
@@ -53,6 +56,7 @@ def test_rooms_map_to_their_group(tmp_path: Path) -> None:
     assert backend is not None
     assert backend.name == "backend" and backend.workspace is None
     assert backend.approvers == frozenset({"U1"})
+    assert backend.open_caps == OpenCaps(per_channel=8, per_person=2)
     assert backend.thresholds == Thresholds(round_cap=4, max_arbitrations=1)
     assert backend.prompt_overrides == {"owner": str(prompt)}
     assert (backend.idle_timeout_s, backend.hard_timeout_s) == (12.5, 99)

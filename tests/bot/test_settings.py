@@ -210,8 +210,8 @@ def test_console_group_defaults_to_the_console_user_as_approver(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert load_settings().console.approvers == ["alice"]
-    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["bob", "carol"]')
-    assert load_settings().console.approvers == ["bob", "carol"]
+    monkeypatch.setenv("TRIBUNAL_CONSOLE__APPROVERS", '["carol", "alice"]')
+    assert load_settings().console.approvers == ["carol", "alice"]
 
 
 def test_console_user_defaults_to_the_login_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -290,3 +290,30 @@ def test_the_deliberation_agent_defaults_to_the_arbiters(
     assert policy.agent_for("arbiter") == policy.arbiter  # the pair's roles keep their own
     assert policy.agent_for("owner") == AgentConfig("claude", None)
     assert settings.agents_in_use() == in_use  # so the doctor checks the deliberation agent too
+
+
+@pytest.mark.parametrize(
+    ("toml", "approvers"),
+    [
+        (
+            'platform = "slack"\napprovers = ["U024BE7LH", "W0ENTERPRISE"]\n',
+            ["U024BE7LH", "W0ENTERPRISE"],
+        ),
+        (
+            'platform = "discord"\napprovers = ["1100000000000000003", "81384788765712384"]\n',
+            ["1100000000000000003", "81384788765712384"],
+        ),
+    ],
+    ids=["slack", "discord"],
+)
+def test_approver_ids_of_each_platforms_shape_load(toml: str, approvers: list[str]) -> None:
+    write(Path("tribunal.toml"), f'[groups.g]\nchannel = "C1"\n{toml}')
+    assert load_settings(env_file=None).groups["g"].approvers == approvers
+
+
+@pytest.mark.parametrize(
+    ("size", "limit"), [("4g", "4g"), ("512m", "512m"), ("6291456", "6291456"), ("2GB", "2GB")]
+)
+def test_memory_limits_the_engine_reads_load(size: str, limit: str) -> None:
+    write(Path("tribunal.toml"), f'[docker]\nmem_limit = "{size}"\n')
+    assert load_settings(env_file=None).docker.mem_limit == limit

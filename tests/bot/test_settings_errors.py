@@ -190,6 +190,142 @@ BAD = [
         {},
         "settings: docker.max_containers_per_group: must be >= 1 (got 0)",
     ),
+    (
+        "no open task allowed",
+        "[console]\nmax_open_tasks_per_person = 0\n",
+        {},
+        "settings: console.max_open_tasks_per_person: must be >= 1 (got 0)",
+    ),
+    # Settings that would silently weaken a limit or leave nobody to decide (issue 24, item 14).
+    (
+        "an infinite turn timeout",
+        "[console.timeouts]\nhard_s = inf\n",
+        {},
+        "settings: console.timeouts.hard_s: must be a finite number (got inf)",
+    ),
+    (
+        "an infinite idle timeout from a variable",
+        "",
+        {"TRIBUNAL_CONSOLE__TIMEOUTS__IDLE_S": "inf"},
+        "settings: console.timeouts.idle_s: must be a finite number (got 'inf')",
+    ),
+    (
+        "an infinite cost ceiling",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\n[groups.b.thresholds]\n'
+        "max_cost_usd = inf\n",
+        {},
+        "settings: groups.b.thresholds.max_cost_usd: must be a finite number (got inf)",
+    ),
+    (
+        "a cost ceiling that overflows to infinity",
+        "",
+        {"TRIBUNAL_CONSOLE__THRESHOLDS__MAX_COST_USD": "1e999"},
+        "settings: console.thresholds.max_cost_usd: must be a finite number (got '1e999')",
+    ),
+    (
+        "a wall-time ceiling that is not a number",
+        "[console.thresholds]\nmax_wall_s = nan\n",
+        {},
+        "settings: console.thresholds.max_wall_s: must be a finite number (got nan)",
+    ),
+    (
+        "an infinite container timeout",
+        "[docker]\nhard_timeout_s = inf\n",
+        {},
+        "settings: docker.hard_timeout_s: must be a finite number (got inf)",
+    ),
+    (
+        "an infinite arena time",
+        "[console.arena]\nhard_time_s = inf\n",
+        {},
+        "settings: console.arena.hard_time_s: must be a finite number (got inf)",
+    ),
+    (
+        "an infinite reference timeout",
+        '[console]\nallow_private_urls = true\n[[console.references]]\nname = "r"\n'
+        'api = "anthropic"\nbase_url = "http://127.0.0.1:9"\nmodel = "m"\nkey_env = "K"\n'
+        "usd_per_mtok_in = inf\n",
+        {},
+        "settings: console.references.0.usd_per_mtok_in: must be a finite number (got inf)",
+    ),
+    (
+        "no memory limit",
+        '[docker]\nmem_limit = "0"\n',
+        {},
+        "settings: docker.mem_limit: must be at least 6m: the engine refuses less, and 0 would "
+        "mean no limit (got '0')",
+    ),
+    (
+        "a negative memory limit",
+        '[docker]\nmem_limit = "-1"\n',
+        {},
+        "settings: docker.mem_limit: must be a size such as '4g' or '512m' (bytes, or k, m, g) "
+        "(got '-1')",
+    ),
+    (
+        "a memory limit in an unknown unit",
+        '[docker]\nmem_limit = "4t"\n',
+        {},
+        "settings: docker.mem_limit: must be a size such as '4g' or '512m' (bytes, or k, m, g) "
+        "(got '4t')",
+    ),
+    (
+        "a Slack approver by display name",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\napprovers = ["@alice"]\n',
+        {},
+        "settings: groups.b: approvers: '@alice' can match nobody: use a Slack user id such as "
+        "U024BE7LH (U… or W…)",
+    ),
+    (
+        "a Slack approver by e-mail address",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\napprovers = ["alice@example.com"]\n',
+        {},
+        "settings: groups.b: approvers: 'alice@example.com' can match nobody: use a Slack user "
+        "id such as U024BE7LH (U… or W…)",
+    ),
+    (
+        "a Slack approver with a leading space",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\napprovers = [" U024BE7LH"]\n',
+        {},
+        "settings: groups.b: approvers: ' U024BE7LH' can match nobody: use a Slack user id such "
+        "as U024BE7LH (U… or W…)",
+    ),
+    (
+        "a Slack approver in lower case",
+        '[groups.b]\nplatform = "slack"\nchannel = "C1"\napprovers = ["u024be7lh"]\n',
+        {},
+        "settings: groups.b: approvers: 'u024be7lh' can match nobody: use a Slack user id such "
+        "as U024BE7LH (U… or W…)",
+    ),
+    (
+        "a wildcard approver",
+        '[groups.b]\nplatform = "discord"\nchannel = "1"\napprovers = ["*"]\n',
+        {},
+        "settings: groups.b: approvers: '*' can match nobody: use a Discord user or role id (17 "
+        "to 20 digits)",
+    ),
+    (
+        "a Discord approver by name",
+        '[groups.b]\nplatform = "discord"\nchannel = "1"\napprovers = ["@alice"]\n',
+        {},
+        "settings: groups.b: approvers: '@alice' can match nobody: use a Discord user or role id "
+        "(17 to 20 digits)",
+    ),
+    (
+        "a Discord approver as a mention",
+        '[groups.b]\nplatform = "discord"\nchannel = "1"\napprovers = ["<@1100000000000000003>"]\n',
+        {},
+        "settings: groups.b: approvers: '<@1100000000000000003>' can match nobody: use a "
+        "Discord user or role id (17 to 20 digits)",
+    ),
+    (
+        "console approvers that are not the console user",
+        '[console]\napprovers = ["@alice", " alice", "*"]\n',
+        {},
+        "settings: console: approvers: none of '@alice', ' alice', '*' is the console user "
+        "'alice' (console.user), so nobody in the console room could answer; list the console "
+        "user or leave approvers unset",
+    ),
 ]
 
 

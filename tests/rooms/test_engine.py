@@ -231,7 +231,7 @@ async def test_status_and_help_and_stop_without_a_task(tmp_path: Path) -> None:
         await kit.engine.outbox.flush()
         status = kit.platform.texts()[-1]
         assert status.startswith("Task #1: the owner's turn")
-        assert "Task: make the tests pass" in status
+        assert "Task: “make the tests pass”" in status
         assert "the owner is working on turn 1" in status
         assert status == await kit.engine.status_text(ROOM)
 

@@ -81,3 +81,45 @@ async def test_an_interrupted_turn_keeps_the_usage_it_spent(tmp_path: Path) -> N
         assert task.status == "closed" and turn.status == "interrupted"
         assert (task.tokens, task.cost_usd) == (350, 0.25)
         assert await kit.store.usage_totals(1) == (300, 50, 0.25)
+
+
+REMARK = "hmm, why is this so expensive? let me look"
+
+
+async def test_a_remark_at_a_cost_ceiling_grants_nothing_and_the_task_keeps_waiting(
+    tmp_path: Path,
+) -> None:
+    """Issue 24, item 10: an approver's remark at a cost ceiling ran four more turns. Only an
+    explicit approval grants another budget; the remark is kept on the task for its next prompt."""
+    policy = GroupPolicy(
+        name="g", approvers=frozenset({"boss"}), thresholds=Thresholds(max_cost_usd=0.4)
+    )
+    script: Script = {
+        "owner": ["DONE\nv1", "DONE\nv2", "DONE\nwrapped"],
+        "reviewer": ["CHANGES_REQUESTED\n- more", "APPROVED"],
+    }
+    async with engine_kit(tmp_path, runner=SpendingRunner(script), policy=policy) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        esc = await kit.store.open_escalation(1)
+        assert esc is not None and esc.kind == "ceiling" and "the limit is $0.40" in esc.reason
+        assert "only Approve grants more" in kit.platform.texts()[-1]
+        await kit.say(REMARK, user="boss", mention=False)
+        await kit.say(f"@tribunal {REMARK}", user="boss")  # addressed to Tribunal: the same
+        await kit.settle()
+        task = await kit.task()
+        assert task.status == "waiting_human" and kit.roles() == ["owner", "reviewer"]
+        assert (await kit.store.task_extras(1))["grants"] == 0
+        assert await kit.store.open_escalation(1) == esc  # still open, unanswered
+        assert [m.text for m in await kit.store.messages(1)] == [REMARK, REMARK]
+        noted = (
+            "boss: noted on task #1; it still waits at its ceiling. Approve (the button, or "
+            "`approve`) grants another budget of the same size; Reject (or `reject`) closes it."
+        )
+        assert kit.platform.texts()[-2:] == [noted, noted]
+        await kit.click("approve", str(esc.id))
+        await kit.settle()
+        assert (await kit.task()).status == "closed"
+        assert (await kit.store.task_extras(1))["grants"] == 1
+        assert kit.roles() == ["owner", "reviewer", "owner", "reviewer", "owner"]
+        assert REMARK in kit.runner.calls[2].prompt  # the note reached the owner

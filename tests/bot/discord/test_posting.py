@@ -161,3 +161,14 @@ async def test_the_task_text_is_what_a_person_reads(settings: Settings, fake: Fa
         assert task.text == "ask @bob about the parser in #tribunal, thanks"
         await runner.wait_calls(1)
         assert "<@" not in runner.calls[0].prompt
+
+
+async def test_a_masked_link_is_posted_with_its_real_target(
+    settings: Settings, fake: FakeDiscord
+) -> None:
+    """Issue 24, item 17: a trusted URL as the label of another target."""
+    spoof = "DONE\nsee [https://github.com/acme/app/pull/7](https://evil.example/x)"
+    owner = await _owner_says(settings, fake, spoof)
+    assert owner[0]["content"] == (
+        "DONE\nsee https://github.com/acme/app/pull/7 (<https://evil.example/x>)"
+    )

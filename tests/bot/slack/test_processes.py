@@ -53,7 +53,7 @@ def write_config(tmp_path: Path) -> Path:
     config.write_text(
         'backend = "local"\n\n'
         f'[tribunal]\ndb = "{tmp_path / "tribunal.db"}"\ndata = "{tmp_path / "data"}"\n\n'
-        f'[groups.team]\nplatform = "slack"\nchannel = "{CHANNEL}"\napprovers = ["boss"]\n'
+        f'[groups.team]\nplatform = "slack"\nchannel = "{CHANNEL}"\napprovers = ["U0BOSS"]\n'
     )
     return config
 

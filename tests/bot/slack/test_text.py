@@ -3,6 +3,8 @@ agent Markdown to mrkdwn, with nothing anyone wrote able to become a ping or a l
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -67,7 +69,9 @@ MRKDWN_CASES = [
     ("# Summary", "*Summary*"),
     ("### Findings ###", "*Findings*"),
     ("- one\n* two\n  + three", "• one\n• two\n  • three"),
-    ("see [the PR](https://example.com/pr/1)", "see <https://example.com/pr/1|the PR>"),
+    ("see [the PR](https://example.com/pr/1)", "see the PR (<https://example.com/pr/1>)"),
+    ("[https://example.com/a](https://example.com/a)", "<https://example.com/a>"),
+    ("[bob@example.com](mailto:bob@example.com)", "<mailto:bob@example.com>"),
     ("[x](javascript:alert(1))", "[x](javascript:alert(1))"),
     ("`**not bold**` but **bold**", "`**not bold**` but *bold*"),
     ("```python\n**x** <y>\n```", "```\n**x** &lt;y&gt;\n```"),
@@ -95,6 +99,61 @@ def test_nothing_written_can_open_a_slack_sequence(text: str) -> None:
         assert stripped[i + 1 :].startswith(("http://", "https://", "mailto:"))
         stripped = stripped[:i] + stripped[j + 1 :]
     assert ">" not in stripped
+
+
+# Spoofed links (issue 24, item 17): a trusted URL, or something like one, over another target.
+# Each renders with its real target in sight and no labelled Slack link at all.
+SPOOFS = [
+    (
+        "[https://github.com/acme/app/pull/7](https://evil.example/x)",
+        "https://github.com/acme/app/pull/7 (<https://evil.example/x>)",
+    ),
+    (
+        "see [github.com/acme/app](https://evil.example/x) now",
+        "see github.com/acme/app (<https://evil.example/x>) now",
+    ),
+    (  # nested brackets: the inner link shows its target, the outer stays text
+        "[[https://github.com/acme](https://evil.example/a)](https://evil.example/b)",
+        "[https://github.com/acme (<https://evil.example/a>)](https://evil.example/b)",
+    ),
+    ("[a [b] c](https://evil.example/x)", "[a [b] c](https://evil.example/x)"),
+    (  # a Slack link written out by the agent is text, not a link
+        "<https://evil.example/x|https://github.com/acme/app/pull/7>",
+        "&lt;https://evil.example/x|https://github.com/acme/app/pull/7&gt;",
+    ),
+    (  # full-width brackets are no Markdown link and stay text
+        "［https://github.com/acme］（https://evil.example/x）",
+        "［https://github.com/acme］（https://evil.example/x）",
+    ),
+    (  # a label that is a Slack link of its own, escaped
+        "[<https://github.com|github>](https://evil.example/x)",
+        "&lt;https://github.com|github&gt; (<https://evil.example/x>)",
+    ),
+    ("**[trusted](https://evil.example/x)**", "*trusted (<https://evil.example/x>)*"),
+    (  # a direction override is shown, not obeyed
+        "[x](https://evil.example/x\u202e)",
+        "x (<https://evil.example/x\\u202e>)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("markdown", "mrkdwn"), SPOOFS)
+def test_a_link_always_shows_its_real_target(markdown: str, mrkdwn: str) -> None:
+    assert to_mrkdwn(markdown) == mrkdwn
+
+
+_LINK_TARGET = st.from_regex(r"https://[a-z]{1,8}\.example/[a-z0-9]{0,8}", fullmatch=True)
+
+
+@given(st.text(), _LINK_TARGET, st.text())
+def test_no_slack_link_carries_a_label(label: str, target: str, around: str) -> None:
+    """Whatever the label and the text around it: every Slack link in the mrkdwn is a bare
+    `<target>`, which Slack shows as its target, and the target is in the text."""
+    out = to_mrkdwn(f"{around}[{label}]({target}){around}")
+    links = re.findall(r"<([^<>]*)>", out)
+    assert all("|" not in link for link in links), out
+    if target in links:
+        assert f"<{target}>" in out
 
 
 @given(st.text())
