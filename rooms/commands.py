@@ -3,14 +3,14 @@
 Dropped: bot messages (only humans open tasks, so bots cannot loop each other), rooms of no
 group, and event ids seen before (the event is recorded in the same transaction as its effect).
 A mention in a room without an open task opens one, within the group's caps on open tasks
-(rooms/base/open_caps.py: past one, a private answer and no task). Commands are the first word
-after the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open
-escalation; with no open question and more text, the message is treated as ordinary text),
-`arbitrate [now] [what to look at]` (anyone in the room calls the arbiter: rooms.pair.summons).
-Anything else in a room with an open task is a human message for the next prompt; while the task waits for a
-person, an approver's message is the answer and anyone else gets a clear refusal. At a ceiling
-only an explicit approval grants another budget: an approver's message there is kept on the
-task as a note and the task keeps waiting (rooms/core/escalations.py `needs_approval`).
+(rooms/base/open_caps.py: past one, a private answer and no task). Commands are the first word after
+the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
+no open question and more text, the message is treated as ordinary text), `arbitrate [now] [what to
+look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a room with
+an open task is a human message for the next prompt; while the task waits for a person, an
+approver's message is the answer and anyone else gets a clear refusal. At a ceiling only an explicit
+approval grants another budget: an approver's message there is kept on the task as a note and the
+task keeps waiting (rooms/core/escalations.py `needs_approval`).
 """
 
 from __future__ import annotations
