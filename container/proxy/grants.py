@@ -5,7 +5,8 @@ string (256 bits), valid only for the grant's agent type (a Claude token opens t
 only, a Codex token the Responses API only) and only until revoked; a revoked token is
 forgotten, so replaying it is the same as presenting a token that never existed. The grant
 counts the usage the model API reported for the turn's requests and holds the turn's budget:
-the task's tokens and dollars left when the turn started.
+the task's tokens and dollars left when the turn started. It also keeps the model's newest
+answer (container/proxy/answers.py), which the turn's final answer must be.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 
+from container.proxy.answers import AnswerLog
 from runners.protocol import ModelAgent
 
 TOKEN_PREFIX = "tribunal-run-"
@@ -55,6 +57,8 @@ class Grant:
     requests: int = 0
     refusal: str | None = None  # why a request was refused for the budget
     refused: asyncio.Event = field(default_factory=asyncio.Event)
+    # The model's newest answer, read from the relayed bytes: a turn's final must be it.
+    answers: AnswerLog = field(default_factory=AnswerLog)
 
     def over_budget(self) -> str | None:
         """Why the next request would pass the turn's budget, or None."""

@@ -16,7 +16,8 @@ the key (container/proxy/grants.py). For each request the proxy:
 4. forwards it to the configured upstream only (the request's Host and any absolute URL are
    ignored), with the real key in place of the token, and streams the answer back chunk by
    chunk as it arrives (server-sent events are never buffered), reading the usage the API
-   reports on the way (container/proxy/usage.py) into the grant.
+   reports on the way (container/proxy/usage.py) into the grant, and the model's answer
+   (container/proxy/answers.py), which the turn's final must be (container/proxy/finals.py).
 
 Revoking a grant also cuts the requests of that turn still in flight: a turn that has ended
 talks to no model. Since the proxy lives in the bot's process, a bot that dies takes every
@@ -37,6 +38,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from container.proxy.answers import AnswerTap
 from container.proxy.grants import Grant, Grants
 from container.proxy.prices import PRICES, Price
 from container.proxy.usage import ANTHROPIC, OPENAI, UsageMeter
@@ -56,6 +58,8 @@ ROUTES: Mapping[tuple[str, str], ModelAgent] = {
     ("GET", "/v1/models"): "codex",
 }
 API_OF: Mapping[ModelAgent, str] = {"claude": ANTHROPIC, "codex": OPENAI}
+# The paths whose answers are the model's words (recorded per grant: container/proxy/answers.py).
+ANSWER_PATHS = frozenset({"/v1/messages", "/v1/responses"})
 
 # Never copied from the runner's request: hop-by-hop headers, the address, the credentials
 # (the token is replaced by the key), cookies, and compression (the proxy reads the usage).
@@ -234,6 +238,7 @@ class CredentialProxy:
         grant.requests += 1
         self.forwarded += 1
         meter: UsageMeter | None = None
+        tap: AnswerTap | None = grant.answers.ask() if request.path in ANSWER_PATHS else None
         try:
             async with self._session.request(
                 request.method, url, data=body or None, headers=headers, allow_redirects=False
@@ -242,6 +247,8 @@ class CredentialProxy:
                 # The model is read from the answer (it names it): parsing a request body of
                 # megabytes would delay every first token.
                 meter = UsageMeter(api, streamed=streamed, prices=self.prices)
+                if tap is not None and answer.status == 200:
+                    tap.open(api, streamed=streamed)
                 response = web.StreamResponse(
                     status=answer.status,
                     headers={
@@ -258,8 +265,12 @@ class CredentialProxy:
                     if more:
                         chunk += more
                     meter.feed(chunk)
+                    if tap is not None:  # before the runner has the bytes
+                        tap.feed(chunk)
                     await response.write(chunk)
                 meter.finish()
+                if tap is not None:
+                    tap.finish()
                 await response.write_eof()
                 return response
         except (aiohttp.ClientConnectionError, TimeoutError) as exc:
