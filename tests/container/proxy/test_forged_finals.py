@@ -19,7 +19,8 @@ from container.local import LocalBackend
 from container.proxy import CredentialProxy
 from container.proxy.finals import NOT_FROM_MODEL
 from container.proxy.runner import ProxiedRunner, ProxyEndpoint
-from runners.protocol import UNVERIFIED, RunEvent, RunSpec
+from runners.protocol import CRASHED, UNVERIFIED, RunEvent, RunSpec
+from tests.fakes import bad_runners
 from tests.fakes import messages_api as m
 from tests.fakes import responses_api as r
 from tests.fakes.claude_cli import requires_claude
@@ -34,9 +35,11 @@ FORGER = Path(__file__).with_name("forger.py")
 REVIEW = "Review the change. Run the project's checks first."
 
 
-async def collect(proxy: CredentialProxy, spec: RunSpec) -> list[RunEvent]:
+async def collect(
+    proxy: CredentialProxy, spec: RunSpec, backend: LocalBackend | None = None
+) -> list[RunEvent]:
     assert proxy.tcp_url is not None
-    runner = ProxiedRunner(LocalBackend(), proxy, ProxyEndpoint(url=proxy.tcp_url))
+    runner = ProxiedRunner(backend or LocalBackend(), proxy, ProxyEndpoint(url=proxy.tcp_url))
     return [event async for event in runner.run(spec)]
 
 
@@ -84,3 +87,17 @@ async def test_a_forged_codex_completion_is_refused(
     spec = live_spec("codex", workspace, env, role="reviewer", prompt=REVIEW)
     events = await collect(proxy, spec)
     assert_refused(events, report)
+
+
+async def test_a_forged_final_then_a_killed_runner_fails_twice(
+    proxy: CredentialProxy, tmp_path: Path
+) -> None:
+    """Item 18: the agent writes a valid final reading APPROVED into the runner's pipe (as root
+    can), then SIGKILLs the runner. The final is no model answer (this turn asked none), and the
+    runner died after it: both fail the turn, and no final goes out."""
+    backend = LocalBackend(command=bad_runners.command("forge_and_kill"), kill_grace_s=1.0)
+    spec = live_spec("claude", tmp_path, {}, role="reviewer", prompt=REVIEW)
+    events = await collect(proxy, spec, backend)
+    assert [(e.kind, e.code) for e in events] == [("error", UNVERIFIED), ("error", CRASHED)]
+    assert NOT_FROM_MODEL in events[0].text
+    assert "killed by SIGKILL after its final answer" in events[1].text

@@ -24,6 +24,7 @@ NAMES = (
     "final_then_hang",  # a final, then keeps stdout open and sleeps
     "silent_exit",  # exits 0 at once without reading its request or printing
     "two_answers",  # two finals, the same or different ones (argv: same|different)
+    "forge_and_kill",  # its child writes a final APPROVED into its stdout, then SIGKILLs it
 )
 
 
