@@ -101,3 +101,38 @@ async def test_a_forged_final_then_a_killed_runner_fails_twice(
     assert [(e.kind, e.code) for e in events] == [("error", UNVERIFIED), ("error", CRASHED)]
     assert NOT_FROM_MODEL in events[0].text
     assert "killed by SIGKILL after its final answer" in events[1].text
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"verdict": {"type": "string"}, "conditions": {"type": "array"}},
+    "required": ["verdict", "conditions"],
+}
+VERDICT = {"verdict": "CHANGES_REQUESTED", "conditions": ["fix the test"]}
+
+
+@requires_claude
+async def test_an_honest_structured_claude_answer_passes(
+    proxy: CredentialProxy, messages_api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """The check lets the model's own answer through: Claude Code's StructuredOutput call."""
+    messages_api.script(m.any_request(), [m.structured(VERDICT)])
+    spec = live_spec(
+        "claude", tmp_path, {"HOME": str(tmp_path)}, role="reviewer", prompt=REVIEW,
+        output_schema=SCHEMA,
+    )  # fmt: skip
+    events = await collect(proxy, spec)
+    (answer,) = [e for e in events if e.kind in ("final", "error")]
+    assert answer.kind == "final" and answer.structured == VERDICT, events
+
+
+@needs_codex
+async def test_an_honest_structured_codex_answer_passes(
+    proxy: CredentialProxy, responses_api: FakeResponsesAPI, tmp_path: Path
+) -> None:
+    responses_api.script(r.any_request(), [r.structured(VERDICT)])
+    env = {**codex_home_env(tmp_path / "home"), "TRIBUNAL_CODEX_SANDBOX": "external"}
+    spec = live_spec("codex", tmp_path, env, role="reviewer", prompt=REVIEW, output_schema=SCHEMA)
+    events = await collect(proxy, spec)
+    (answer,) = [e for e in events if e.kind in ("final", "error")]
+    assert answer.kind == "final" and answer.structured == VERDICT, events
