@@ -1,11 +1,12 @@
 """Wiring: Settings → Store, runner backend, policies, Engine, adapters.
 
 Every platform adapter (console, Slack, Discord) runs on the same engine and store through
-`open_app`; the engine drives and delivers for the adapters' platforms only. With the docker
-backend, model keys never reach a runner: the credential proxy holds them and each run gets a
-token valid while it runs (bot/proxy.py). With the local backend they reach a runner only per
-run, through `RunSpec.env`, and only those of the agent type that runs (Claude gets the
-Anthropic variables, Codex the OpenAI ones). Chat platform tokens never do.
+`open_app`; the engine drives and delivers for the adapters' platforms only. Model keys never
+reach a runner, on either backend: the credential proxy holds them and each run gets a token
+valid while it runs (bot/proxy.py); the proxy also checks that a turn's final answer is the
+model's. A runner handed in by a test (`runner=`) gets the settings' model variables of its
+agent type per run instead (Claude the Anthropic ones, Codex the OpenAI ones), as the local
+backend did before it had the proxy. Chat platform tokens never reach a runner.
 """
 
 from __future__ import annotations
@@ -34,12 +35,20 @@ if TYPE_CHECKING:
 __all__ = ["App", "CredentialedRunner", "make_backend", "model_env", "open_app"]
 
 
-def model_env(settings: Settings, backend: BackendKind) -> dict[str, dict[str, str]]:
-    """Per agent type, the variables its runner needs to reach its model (and its binary). With
-    the docker backend, none: the credential proxy holds the keys and gives each run a token
-    (bot/proxy.py)."""
+def model_env(
+    settings: Settings, backend: BackendKind, *, proxied: bool = False
+) -> dict[str, dict[str, str]]:
+    """Per agent type, the variables its runner needs to reach its model (and its binary), for
+    a runner that is not behind the credential proxy (one handed to `open_app` by a test). With
+    the docker backend, none; behind the proxy the keys would be taken away again anyway
+    (container/proxy/runner.py MODEL_VARIABLES): it gives each run a token instead."""
     if backend == "docker":
         return {"claude": {}, "codex": {}}
+    if proxied:  # the local backend behind the proxy: only the binary
+        return {
+            "claude": {},
+            "codex": {"CODEX_BIN": settings.codex_bin} if settings.codex_bin else {},
+        }
     claude: dict[str, str] = {}
     if settings.anthropic_api_key is not None:
         claude["ANTHROPIC_API_KEY"] = settings.anthropic_api_key.get_secret_value()
@@ -112,7 +121,7 @@ async def open_app(
             stack.push_async_callback(references.close)
         engine = Engine(
             store,
-            CredentialedRunner(backend, model_env(settings, kind)),
+            CredentialedRunner(backend, model_env(settings, kind, proxied=runner is None)),
             router,
             policies,
             clock=clock,

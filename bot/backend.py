@@ -30,7 +30,13 @@ from typing import Any, Literal, TextIO
 
 from bot.engine_owned import OwnedEngineError, start_owned_engine, wants_owned_engine
 from bot.hardening import become_undumpable
-from bot.proxy import container_endpoint, running_proxy, server_tools_groups
+from bot.proxy import (
+    container_endpoint,
+    local_endpoint,
+    running_local_proxy,
+    running_proxy,
+    server_tools_groups,
+)
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import DockerBackend, connect
@@ -277,8 +283,9 @@ def announce(choice: BackendChoice, out: TextIO) -> None:
 async def running_backend(
     settings: Settings, *, warn: TextIO
 ) -> AsyncIterator[tuple[Runner, BackendChoice]]:
-    """The chosen backend, ready for turns; for docker, the credential proxy is started and
-    this instance's containers are adopted on entry, and both are gone on exit."""
+    """The chosen backend, ready for turns, behind the credential proxy (started on entry,
+    stopped on exit: on loopback for local, on its socket for docker, where this instance's
+    containers are also adopted on entry and removed on exit)."""
     choice = await asyncio.to_thread(choose_backend, settings)
     async with contextlib.AsyncExitStack() as stack:
         engine_reachable = choice.probe is None or choice.probe.reachable
@@ -296,7 +303,11 @@ async def running_backend(
             # runners' pipes, the environment), bot/hardening.py. For good: the process is
             # the bot, and its turns run locally from now on.
             become_undumpable()
-            yield make_backend(settings, choice), choice
+            # The local runners reach the models through the proxy too: it checks that each
+            # turn's final answer is the model's (container/proxy/finals.py).
+            local = await stack.enter_async_context(running_local_proxy(settings))
+            runner = ProxiedRunner(make_backend(settings, choice), local, local_endpoint(local))
+            yield runner, choice
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))
         backend = await stack.enter_async_context(_running_docker(settings, socket_folder))

@@ -17,8 +17,10 @@ container/supervision.py):
   second terminal event: the same one again is dropped (logged), a different one is a
   `protocol` error after the answer, which fails the turn (someone else wrote into the pipe; the
   runner itself is not dumpable, runners/_io.py, and nor is the bot that runs turns on this
-  backend, bot/hardening.py). A failure after the answer (garbage, timeout,
-  exit status) is logged only, because the turn's answer is already in.
+  backend, bot/hardening.py). A failure after the answer (garbage, timeout) is logged only,
+  because the turn's answer is already in; but a runner that ends by itself with a non-zero
+  status or by a signal after a `final` fails the turn (`crashed` after it): it did not
+  answer as a runner does (container/supervision.py).
 - Blank stdout lines are ignored. Any other line that is not a RunEvent is a broken runner:
   error `protocol` and kill (runners keep stdout for the protocol alone; see runners/_io.py).
 - No event for `spec.idle_timeout_s` → `idle_timeout`; past `spec.hard_timeout_s` →
@@ -146,6 +148,7 @@ class _Supervised:
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
         self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes)
         self.stop_note = ""
+        self.stopped = False  # stopped by the backend (not ended by itself)
         self.clock = backend.clock or asyncio.get_running_loop().time
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -211,6 +214,10 @@ class _Supervised:
             for event in output.finish():
                 yield event
             await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, clock() + 5))
+            if not self.stopped and proc.returncode != 0:
+                died = output.died_after_final(_exit_text(proc.returncode))
+                if died is not None:
+                    yield died
         finally:
             for task in (read_task, exit_task):
                 if task is not None and not task.done():
@@ -254,6 +261,7 @@ class _Supervised:
         proc = self.proc
         try:
             if proc.returncode is None:
+                self.stopped = True
                 _killpg(self.pgid, signal.SIGTERM)
                 try:
                     await asyncio.wait_for(proc.wait(), self.backend.kill_grace_s)

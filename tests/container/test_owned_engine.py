@@ -32,6 +32,7 @@ from bot.settings import load_settings
 from container.image import CONTENT_KEY_LABEL
 from container.local import LocalBackend
 from container.podman_service import PodmanService, PodmanServiceError, answers
+from container.proxy.runner import ProxiedRunner
 
 pytestmark = pytest.mark.engine
 
@@ -145,7 +146,11 @@ async def test_auto_whose_own_engine_cannot_get_the_image_runs_locally_and_says_
     warn = io.StringIO()
     sock = data.resolve() / "engine" / "podman.sock"
     async with running_backend(load_settings(env_file=None), warn=warn) as (runner, choice):
-        assert isinstance(runner, LocalBackend) and choice.kind == "local"
+        assert (
+            isinstance(runner, ProxiedRunner)
+            and isinstance(runner.inner, LocalBackend)
+            and choice.kind == "local"
+        )
         assert service_processes(sock) == []  # stopped at once, not at close
     text = warn.getvalue()
     assert "tribunal: WARNING: the turns run as plain processes" in text
@@ -160,7 +165,11 @@ async def test_backend_local_starts_no_engine(
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     warn = io.StringIO()
     async with running_backend(load_settings(env_file=None), warn=warn) as (runner, choice):
-        assert isinstance(runner, LocalBackend) and choice.kind == "local"
+        assert (
+            isinstance(runner, ProxiedRunner)
+            and isinstance(runner.inner, LocalBackend)
+            and choice.kind == "local"
+        )
         assert not (tmp_path / "data" / "engine").exists()
     assert warn.getvalue() == ""
 
