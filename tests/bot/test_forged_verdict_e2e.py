@@ -14,11 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from rooms.model import Inbound, RoomRef
 
 from bot.app import open_app
 from bot.settings import load_settings
 from container.proxy.finals import NOT_FROM_MODEL
+from rooms.base.model import Inbound, RoomRef
 from tests.fakes.claude_cli import claude_marks
 from tests.fakes.messages_api import FakeMessagesAPI, has_tool_result, system_contains, text
 from tests.fakes.messages_api import tool_use as call

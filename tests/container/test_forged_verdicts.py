@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rooms.model import AgentConfig, GroupPolicy
 
 from container.proxy import Upstream
 from container.proxy.finals import NOT_FROM_MODEL
+from rooms.base.model import AgentConfig, GroupPolicy
 from tests.container.conftest import MakeBackend
 from tests.container.test_isolation import MODEL_KEY, OPENAI_KEY, proxied_containers
 from tests.fakes import messages_api as claude_fake
