@@ -261,11 +261,18 @@ class TimeoutCeiling:
         return self.inner.run(spec.model_copy(update=capped))
 
 
+LOCAL_LINE = "backend local: the turns run as plain processes on this machine, unisolated"
+
+
 def announce(choice: BackendChoice, out: TextIO) -> None:
-    """The warning of an auto choice that fell back to local: on `out` (stderr), and in the log
-    when logging is configured (unconfigured logging would print it a second time)."""
+    """The start banner's backend line on `out` (stderr): the warning of an auto choice that
+    fell back to local (also in the log when logging is configured: unconfigured logging would
+    print it a second time), or one line for the local backend asked for; nothing for docker."""
     if choice.warning is None:
         log.info("backend %s (%s)", choice.kind, choice.reason)
+        if choice.kind == "local":
+            out.write(f"tribunal: {LOCAL_LINE} (TRIBUNAL_BACKEND=local)\n")
+            out.flush()
         return
     out.write(f"tribunal: {choice.warning}\n")
     out.flush()

@@ -162,7 +162,11 @@ async def test_backend_local_starts_no_engine(
     async with running_backend(load_settings(env_file=None), warn=warn) as (runner, choice):
         assert isinstance(runner, LocalBackend) and choice.kind == "local"
         assert not (tmp_path / "data" / "engine").exists()
-    assert warn.getvalue() == ""
+    # One line says what that means (issue 27 #6).
+    assert warn.getvalue() == (
+        "tribunal: backend local: the turns run as plain processes on this machine, "
+        "unisolated (TRIBUNAL_BACKEND=local)\n"
+    )
 
 
 @pytest.mark.usefixtures("small_inputs")
