@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from container.podman_service import PodmanService
 from tests.bot.test_first_run import TRIBUNAL, first_run_env
 from tests.container.test_owned_engine import service_processes
 from tests.fakes.caged_podman import NO_NESTING, cage
@@ -76,4 +77,85 @@ def test_a_podman_that_cannot_run_containers_is_found_at_once_said_once_and_reme
     second = _chat(tmp_path, f"unix://{closed}")
     assert second.returncode == 0, second.stderr
     assert second.stderr.splitlines() == warning  # the same line, and nothing tried
+    assert service_processes(engine / "podman.sock") == []
+
+
+def _doctor(tmp_path: Path, closed: str, **extra: str) -> tuple[int, dict[str, str]]:
+    env = first_run_env(tmp_path, DOCKER_HOST=closed, ANTHROPIC_API_KEY="sk-ant-first-run")
+    del env["TRIBUNAL_BACKEND"]  # auto
+    env.update(extra)
+    done = subprocess.run(
+        [str(TRIBUNAL), "doctor"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=150,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, dict(line.split(": ", 1) for line in done.stdout.splitlines())
+
+
+def _closed_socket(tmp_path: Path) -> str:
+    closed = tmp_path / "nothing.sock"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(closed))
+    return f"unix://{closed}"
+
+
+def test_doctor_checks_the_engine_a_running_bot_started_and_the_runners_in_its_image(
+    tmp_path: Path, runner_image: str
+) -> None:
+    """Issue 27 #2: the bot's own engine is running (as `bot/run` starts it) while DOCKER_HOST
+    names nothing: the doctor checks that engine, runs a container there, finds the image and
+    runs the runner binaries inside it, and every line says the same thing."""
+    engine = (tmp_path / "data").resolve() / "engine"
+    service = PodmanService(engine).start()
+    try:
+        status, lines = _doctor(
+            tmp_path, _closed_socket(tmp_path), TRIBUNAL_DOCKER__IMAGE=runner_image
+        )
+        assert service.running  # the bot's engine is not the doctor's to stop
+    finally:
+        service.stop()
+    where = f"unix://{engine / 'podman.sock'}"
+    assert status == 0, lines
+    assert lines["backend"] == (
+        f"ok (docker on the bot's own Podman at {where} (the bot's, running), which has the "
+        f"image {runner_image})"
+    )
+    assert lines["engine"].startswith("ok (Podman Engine") and lines["engine"].endswith(
+        f"at {where}; a probe container ran)"
+    )
+    assert lines["image"].startswith(f"ok ({runner_image}, ")
+    assert lines["runner claude"].startswith("ok (") and "in the image" in lines["runner claude"]
+    assert lines["runner command"] == "ok (runners.command, in the image)"
+
+
+def test_doctor_on_a_machine_where_containers_cannot_run_says_local_on_every_line(
+    tmp_path: Path,
+) -> None:
+    """Issue 27 #2 and #4: podman is installed but cannot run a container. The doctor starts
+    the bot's own Podman as the bot would, its probe container fails, and the verdict is one:
+    local turns, with the real cause; nothing of the engine is left running."""
+    cage(tmp_path / "bin")
+    status, lines = _doctor(
+        tmp_path,
+        _closed_socket(tmp_path),
+        PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+        TRIBUNAL_DOCKER__IMAGE="localhost/tribunal-never-built:none",
+    )
+    engine = (tmp_path / "data").resolve() / "engine"
+    assert status == 0, lines  # auto still works, unisolated: a warning
+    assert lines["backend"].startswith(
+        "local (auto), so the turns run unisolated on this host: containers cannot run on this "
+        "machine ("
+    )
+    assert NO_NESTING in lines["backend"] and "TRIBUNAL_BACKEND=local" in lines["backend"]
+    assert "answers, but cannot run a container: " in lines["engine"]
+    assert lines["image"] == "localhost/tribunal-never-built:none: not checked (no container runs)"
+    assert (
+        lines["runner claude"].startswith("ok (") and "in the image" not in lines["runner claude"]
+    )
+    assert NO_NESTING in (engine / "containers-cannot-run").read_text()  # the bot won't retry
     assert service_processes(engine / "podman.sock") == []
