@@ -80,3 +80,25 @@ def test_with_a_model_key_the_banner_names_no_credential(tmp_path: Path) -> None
     done = chat(tmp_path, "/status\n", ANTHROPIC_API_KEY="sk-ant-first-run")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [LOCAL]
+
+
+def test_image_build_without_any_engine_says_what_to_do_in_one_line(tmp_path: Path) -> None:
+    """#3: no engine and no podman: one line, not the docker SDK's "Error while fetching server
+    API version … FileNotFoundError"."""
+    nowhere = f"unix://{tmp_path}/no-engine.sock"
+    env = first_run_env(tmp_path, DOCKER_HOST=nowhere, PATH=str(Path(sys.executable).parent))
+    del env["TRIBUNAL_BACKEND"]
+    done = subprocess.run(
+        [str(TRIBUNAL), "image", "build"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"tribunal image: no engine answers at {nowhere}: start Docker or Podman and point "
+        "DOCKER_HOST at it, or install podman (`apt-get install podman runc`, as `bot/run` does "
+        "as root) so the bot builds on its own"
+    ]

@@ -1,21 +1,31 @@
-"""A first run on a machine whose Podman cannot run containers (issue 27 #4), through
-`tribunal chat` in its own process: `auto` backend, no engine at DOCKER_HOST, and a Podman that
-fails every container start the way it does without nesting (tests/fakes/caged_podman.py).
+"""A first run against the real Podman (issue 27 #2, #3, #4): `auto` backend, no engine at
+DOCKER_HOST, through `tribunal chat`, `tribunal doctor` and `tribunal image build`.
 
-The first start finds it out with one probe right after starting its own Podman (nothing is
-built), says so in one line with the real cause first and the fix, remembers it, and leaves
-no process behind; the second start tries nothing and says the same in one line."""
+- #4 a Podman that fails every container start the way it does without nesting
+  (tests/fakes/caged_podman.py): the first start finds it out with one probe right after starting
+  its own Podman (nothing is built), says so in one line with the real cause first and the fix,
+  remembers it, and leaves no process behind; the second start tries nothing, says the same.
+- #2 `doctor` checks the engine the bot uses (a running bot's own Podman, or one it starts as
+  the bot would), runs a container there and the runner binaries in its image; every line
+  agrees, also where containers cannot run.
+- #3 `image build` with no engine configured builds on the bot's own Podman."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import container.base_image
+from bot.cli import main
+from container.image import CONTENT_KEY_LABEL
 from container.podman_service import PodmanService
 from tests.bot.test_first_run import TRIBUNAL, first_run_env
 from tests.container.test_owned_engine import service_processes
@@ -158,4 +168,35 @@ def test_doctor_on_a_machine_where_containers_cannot_run_says_local_on_every_lin
         lines["runner claude"].startswith("ok (") and "in the image" not in lines["runner claude"]
     )
     assert NO_NESTING in (engine / "containers-cannot-run").read_text()  # the bot won't retry
+    assert service_processes(engine / "podman.sock") == []
+
+
+@pytest.mark.usefixtures("small_inputs")
+def test_image_build_with_no_engine_configured_builds_on_the_bots_own_podman(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    docker_client: Any,
+    base_image: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 27 #3: `tribunal image build` on the README's default set-up (no DOCKER_HOST
+    engine, podman installed) builds with the bot's own engine, from the registry-free base,
+    and stops that engine again."""
+    # The tests' debootstrap base stands in for the product's (same recipe, cached here).
+    monkeypatch.setattr(container.base_image, "BASE_REPOSITORY", base_image.partition(":")[0])
+    monkeypatch.setenv("DOCKER_HOST", _closed_socket(tmp_path))
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.delenv("TRIBUNAL_BACKEND", raising=False)
+    tag = f"localhost/tribunal-image-cli-test:{uuid.uuid4().hex[:8]}"
+    try:
+        assert main(["image", "build", "--tag", tag]) == 0
+        captured = capsys.readouterr()
+        assert f"built {tag} (" in captured.out
+        assert "starting the bot's own Podman" in captured.err
+        assert f"building {tag} FROM {base_image} on unix://" in captured.err
+        assert CONTENT_KEY_LABEL in (docker_client.images.get(tag).labels or {})
+    finally:
+        with contextlib.suppress(Exception):
+            docker_client.images.remove(tag)
+    engine = (tmp_path / "data").resolve() / "engine"
     assert service_processes(engine / "podman.sock") == []
