@@ -43,7 +43,7 @@ def test_chat_without_a_task(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "Tribunal console, you are alice; a new room. /help for commands."
     assert lines[1] == "no task yet: type one"
-    assert lines[2].startswith("commands: /approve")
+    assert lines[2:4] == ["commands:", "  /approve, /reject      answer the open escalation"]
     assert (tmp_path / "data" / "tribunal.db").is_file()  # the store was opened and migrated
     assert "Traceback" not in done.stderr
 
