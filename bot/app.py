@@ -22,12 +22,18 @@ from typing import TYPE_CHECKING, TextIO
 from bot.adapter import Adapter, Router
 from bot.backend import BackendKind, make_backend, running_backend
 from bot.data_folder import make_private_folder
+from bot.model_credentials import (
+    Credential,
+    missing_credentials,
+    missing_line,
+    turn_refusal,
+)
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
 from rooms.base.ports import Clock, Runner
 from rooms.engine import Engine
 from rooms.store import Store
-from runners.protocol import RunEvent, RunSpec
+from runners.protocol import SETUP, RunEvent, RunSpec, error
 
 if TYPE_CHECKING:
     from bot.references.clients import SettingsReferences
@@ -67,15 +73,43 @@ def model_env(
 class CredentialedRunner:
     """A Runner that adds the model variables of the spec's agent type to each run.
 
-    Values already in the spec win: the engine (or a test) may set a variable on purpose."""
+    Values already in the spec win: the engine (or a test) may set a variable on purpose. A run
+    of an agent type in `missing` (no credential in the settings, none in the spec) fails at
+    once with a `setup` error naming the variable, instead of starting an agent that can only
+    answer "Not logged in" or "invalid run token" (issue 27 #1)."""
 
-    def __init__(self, inner: Runner, env_by_agent: Mapping[str, Mapping[str, str]]) -> None:
+    def __init__(
+        self,
+        inner: Runner,
+        env_by_agent: Mapping[str, Mapping[str, str]],
+        missing: Mapping[str, Credential] | None = None,
+    ) -> None:
         self.inner = inner
         self.env_by_agent = env_by_agent
+        self.missing = dict(missing or {})
 
     def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        credential = self.missing.get(spec.agent)
+        given = credential is not None and (
+            credential.key_variable in spec.env or credential.url_variable in spec.env
+        )
+        if credential is not None and not given:
+            return _refused(turn_refusal(credential))
         extra = dict(self.env_by_agent.get(spec.agent, {}))
         return self.inner.run(spec.model_copy(update={"env": {**extra, **spec.env}}))
+
+
+async def _refused(text: str) -> AsyncIterator[RunEvent]:
+    yield error(SETUP, text)
+
+
+def announce_missing_credentials(settings: Settings, out: TextIO) -> dict[str, Credential]:
+    """The start banner's line per agent type in use with no credential; returns them."""
+    missing = missing_credentials(settings)
+    for credential in missing.values():
+        out.write(f"tribunal: {missing_line(settings, credential)}\n")
+    out.flush()
+    return missing
 
 
 @dataclass
@@ -99,19 +133,22 @@ async def open_app(
     platforms resume), then each adapter started; on exit the adapters stop first (in reverse
     order), then the engine, the store and the backend. The backend is the settings' choice
     (bot/backend.py); its warning, if any, goes to `warn` (stderr). Raises BackendUnavailable (a
-    SettingsError) when the docker backend was asked for and cannot work.
+    SettingsError) when the docker backend was asked for and cannot work. The agent types in use
+    with no model credential are named on `warn` too, and their turns fail at once.
 
     `runner` replaces the backend of the settings (tests); credentials are added either way."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
     make_private_folder(data)  # 0700: other local users read no conversation
     make_private_folder(Path(settings.db_path).parent.resolve(), tighten=False)
     async with contextlib.AsyncExitStack() as stack:
+        missing: dict[str, Credential] = {}
         if runner is not None:
             backend, kind = runner, _kind_of(settings)
         else:
             out = warn if warn is not None else sys.stderr
             backend, choice = await stack.enter_async_context(running_backend(settings, warn=out))
             kind = choice.kind
+            missing = announce_missing_credentials(settings, out)
         policies = SettingsPolicies(settings)
         router = Router(adapters)  # raises for two adapters of one platform, before any start
         store = await Store.open(str(settings.db_path))
@@ -121,7 +158,7 @@ async def open_app(
             stack.push_async_callback(references.close)
         engine = Engine(
             store,
-            CredentialedRunner(backend, model_env(settings, kind, proxied=runner is None)),
+            CredentialedRunner(backend, model_env(settings, kind, proxied=runner is None), missing),
             router,
             policies,
             clock=clock,

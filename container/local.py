@@ -35,6 +35,9 @@ container/supervision.py):
 
 Processes that leave the group (`setsid`, as Claude Code's Bash tool does) are the runner's to
 clean up (it is a child subreaper, runners/_procs.py) — locally nothing else bounds them.
+
+The bot killed (SIGKILL, a crash): each runner gets SIGTERM from the kernel, its parent-death
+signal (container/parent_death.py), and ends its agent's processes as on the backend's SIGTERM.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from typing import Any
 
 from container.limits import TailBuffer, runner_env
+from container.parent_death import die_with_parent
 from container.sessions import kill_session
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
@@ -122,6 +126,7 @@ class LocalBackend:
                 cwd=spec.workspace,
                 env=env,
                 start_new_session=True,
+                preexec_fn=die_with_parent(),  # a killed bot takes its runners along
             )
         except OSError as exc:
             yield error(CRASHED, f"could not start the runner {self.argv(spec)!r}: {exc}")

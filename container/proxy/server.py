@@ -229,8 +229,11 @@ class CredentialProxy:
         api = API_OF[route.agent]
         grant = self.grants.find(_token(request, api))
         upstream = self.upstreams.get(route.agent)
-        if grant is None or grant.agent != route.agent or upstream is None:
+        if grant is None or grant.agent != route.agent:
             return api_error(api, 401, "authentication_error", "invalid run token")
+        if upstream is None:  # a live token: what is missing is the bot's credential
+            what = f"Tribunal proxy: the bot has no model credential for {route.agent}"
+            return api_error(api, 401, "authentication_error", what)
         reason = grant.over_budget()
         if reason is not None:
             return self._refuse_budget(api, grant, reason)
