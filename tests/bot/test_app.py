@@ -286,6 +286,9 @@ def test_auto_without_an_engine_warns_through_the_cli(
     env.update(
         DOCKER_HOST=closed_socket, TRIBUNAL_DATA=str(tmp_path / "data"), TRIBUNAL_CONSOLE__USER="a"
     )
+    # A key, so that the only line on stderr is the engine's (with none, the banner also names
+    # the missing credential: tests/bot/test_first_run.py).
+    env["ANTHROPIC_API_KEY"] = "sk-ant-test"
     done = subprocess.run(
         [str(TRIBUNAL), "chat"],
         input="/status\n",
