@@ -18,9 +18,9 @@ from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
 from rooms.arena.limits import ArenaLimits
-from rooms.base.markers import Role
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
+from rooms.base.words import OWNER, REVIEWER, Role
 from rooms.debate.limits import DebateLimits
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent
@@ -178,7 +178,7 @@ class GroupBase(_Section):
     def _arbiter_is_another_model(self) -> GroupBase:
         if self.arbiter.allow_same_model or self.arbiter.model is None:
             return self
-        for role, cfg in (("owner", self.owner), ("reviewer", self.reviewer)):
+        for role, cfg in ((OWNER, self.owner), (REVIEWER, self.reviewer)):
             if (cfg.agent, cfg.model) == (self.arbiter.agent, self.arbiter.model):
                 raise ValueError(
                     f"arbiter.model {self.arbiter.model!r} is also the {role}'s: the arbiter "

@@ -6,7 +6,6 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-ROLES = ("owner", "reviewer", "arbiter")
 # The deliberation protocols' actors (DESIGN §9): one prompt file each, `<protocol>-<actor>.md`.
 PROTOCOL_ROLES = (
     "arena-moderator",

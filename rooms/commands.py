@@ -19,10 +19,11 @@ import re
 import uuid
 from collections.abc import Callable
 
-from rooms.base.machine import DEFAULT_PROTOCOL, STOP, WAITING_HUMAN
+from rooms.base.machine import DEFAULT_PROTOCOL
 from rooms.base.model import GroupPolicy, Inbound, Summon, Task
 from rooms.base.open_caps import CapReached
 from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
+from rooms.base.words import STOP, WAITING_HUMAN
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.escalations import (

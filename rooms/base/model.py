@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.arena.limits import ArenaLimits
-from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.base.open_caps import OpenCaps
+from rooms.base.words import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.debate.limits import DebateLimits
 from rooms.resolve.limits import ResolveLimits
 from runners.protocol import ModelAgent

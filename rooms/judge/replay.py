@@ -16,8 +16,9 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from rooms.base.markers import ARBITER, HUMAN, find_marker
+from rooms.base.markers import find_marker
 from rooms.base.model import Firing, Thresholds
+from rooms.base.words import ARBITER, HUMAN, PROCEED, STAGNATION
 from rooms.judge.detectors import Step, bounded, check
 from rooms.judge.transcript import Transcript
 from rooms.judge.verdicts import parse_ruling
@@ -53,7 +54,7 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
         elif turn.role == ARBITER:
             agent_turns += 1
             verdict = parse_ruling(turn.text, None).verdict
-            if verdict == "PROCEED" and last_firing and last_firing.detector == "stagnation":
+            if verdict == PROCEED and last_firing and last_firing.detector == STAGNATION:
                 proceeded.add(last_firing.fingerprint or "")
             steps.append(Step(kind="ruling", role=ARBITER, text=bounded(turn.text), marker=verdict))
         else:

@@ -6,6 +6,7 @@ references read the same context without the opinions section."""
 
 from __future__ import annotations
 
+from rooms.base.words import ARBITER
 from rooms.core.protocol import Step
 from rooms.pair import fairness, resolving
 from rooms.pair.prompting import build_prompt
@@ -43,7 +44,7 @@ def _prompt(step: Step, reason: str, seed: int, *, references: str = "") -> str:
     return build_prompt(
         step.task,
         step.task.status,
-        "arbiter",
+        ARBITER,
         step.history,
         step.policy,
         reason=reason,

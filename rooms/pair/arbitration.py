@@ -16,9 +16,9 @@ import logging
 import os
 from dataclasses import replace
 
-from rooms.base.machine import SUMMONED
 from rooms.base.model import GroupPolicy, Ruling, Task, Turn
 from rooms.base.records import Change, FiringDraft, VerdictDraft
+from rooms.base.words import ARBITER, ESCALATE, OWNER, REVIEWER, SUMMONED
 from rooms.core.cards import ruling_card
 from rooms.core.escalations import ask
 from rooms.core.outputs import post, turn_end
@@ -88,7 +88,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         # A person called the arbiter while a detector's arbitration was on its way: this
         # ruling answers both; who asked is stored with it (the detector's firing led here).
         change.firing = FiringDraft(summon_firing(task.summon), turn.id, acted=False)
-    if ruling.verdict == "ESCALATE":
+    if ruling.verdict == ESCALATE:
         change.escalation = ask(
             task,
             room,
@@ -187,9 +187,9 @@ async def _write_record(
     models = {
         role: f"{cfg.agent}:{cfg.model or 'default'}"
         for role, cfg in (
-            ("owner", policy.owner),
-            ("reviewer", policy.reviewer),
-            ("arbiter", policy.arbiter),
+            (OWNER, policy.owner),
+            (REVIEWER, policy.reviewer),
+            (ARBITER, policy.arbiter),
         )
     }
     text = decision_record(

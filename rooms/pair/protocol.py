@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from prompts import load_prompt
 from rooms.base.machine import StateTable
-from rooms.base.markers import ARBITER, OWNER, REVIEWER
 from rooms.base.model import GroupPolicy, Turn
 from rooms.base.records import Change
+from rooms.base.words import APPROVED, ARBITER, OWNER, REVIEWER
 from rooms.core.protocol import Step, TurnStart, decided
 from rooms.core.turns import RunOutcome, build_spec
 from rooms.judge.history import History
@@ -111,7 +111,7 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
     workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
     still send the work back to review."""
     for turn in reversed(history.done):
-        if turn.role == REVIEWER and turn.marker == "APPROVED":
+        if turn.role == REVIEWER and turn.marker == APPROVED:
             if turn.tree is not None:
                 return turn.tree
             break

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rooms.base.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
 from rooms.base.model import Ruling, Turn
 from rooms.base.records import Change
+from rooms.base.words import ARBITER, CEILING, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
 from rooms.core.escalations import ask as ask_people
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart
@@ -225,13 +225,13 @@ def _next_ask(run: Run, step: Step) -> Ask | None:
 
 
 def _ceiling_change(step: Step, change: Change, reason: str) -> Change:
-    change.event = states.CEILING
+    change.event = CEILING
     change.escalation = ask_people(
         step.task,
         step.room,
         step.policy,
         table=states.TABLE,
-        kind="ceiling",
+        kind=CEILING,
         question="the task reached a ceiling while the arbiter's tests ran. Continue with "
         "another budget of the same size?",
         reason=reason,

@@ -72,7 +72,8 @@ def test_every_prompt_a_group_may_replace_is_a_prompt_we_ship() -> None:
     from typing import get_args
 
     from bot.settings_sections import PromptRole
-    from prompts import PROTOCOL_ROLES, ROLES
+    from prompts import PROTOCOL_ROLES
+    from rooms.base.words import ROLES
 
     assert set(get_args(PromptRole)) == set(ROLES) | set(PROTOCOL_ROLES)
 
