@@ -9,20 +9,26 @@ import getpass
 import hashlib
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
-from rooms.arena.limits import ArenaLimits
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
-from rooms.base.words import OWNER, REVIEWER, Role
-from rooms.debate.limits import DebateLimits
-from rooms.resolve.limits import ResolveLimits
+from rooms.base.words import OWNER, REVIEWER
+from rooms.core.registry import prompt_roles, specs
 from runners.protocol import ModelAgent
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -34,20 +40,25 @@ _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
-# Roles whose prompt a group may replace: the pair's and the protocols' (prompts.PROTOCOL_ROLES).
-PromptRole = Literal[
-    Role,
-    "arena-moderator",
-    "arena-researcher",
-    "arena-expert",
-    "arena-synthesizer",
-    "debate-frame",
-    "debate-advocate",
-    "debate-challenger",
-    "debate-referee",
-    "resolve-positions",
-    "resolve-tests",
-]
+def _prompt_role(role: str) -> str:
+    """A role whose prompt a group may replace: the protocols declare theirs in the registry
+    (rooms.core.registry.ProtocolSpec.prompt_roles). Refused as a choice among them, in the
+    words every other choice is refused with."""
+    known = prompt_roles()
+    if role not in known:
+        expected = ", ".join(repr(r) for r in known[:-1]) + f" or {known[-1]!r}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return role
+
+
+PromptRole = Annotated[str, AfterValidator(_prompt_role)]
+
+
+def _protocol_sections() -> dict[str, type]:
+    """Each registered protocol's limits model, by its section of a group's settings."""
+    return {spec.section: spec.limits for spec in specs() if spec.limits is not None}
 
 
 class SettingsError(Exception):
@@ -139,11 +150,12 @@ class GroupBase(_Section):
     commit_max_file_mb: int = Field(
         GroupPolicy.max_commit_file_bytes // (1024 * 1024), ge=1, le=4096
     )
-    # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
-    # them; unknown keys are errors here too.
-    arena: ArenaLimits = ArenaLimits()
-    debate: DebateLimits = DebateLimits()
-    resolve: ResolveLimits = ResolveLimits()
+    # The protocols' limits, one section each (`[groups.<name>.<protocol>]`), as the registry
+    # declares them (rooms.core.registry.ProtocolSpec.limits): the dataclasses in rooms/ hold the
+    # defaults and check them; unknown keys are errors here too. Added while the class is built,
+    # so that a protocol registered before the settings are read has its section with no edit here.
+    __annotations__.update(_protocol_sections())
+    vars().update({section: model() for section, model in _protocol_sections().items()})
     # Context that does not grow (rooms/pair/sessions): how long an owner/reviewer session is
     # resumed (turns; characters of turn outputs it has read), and the characters of turns
     # quoted in full in a fresh prompt (older ones get one line each).
@@ -202,6 +214,10 @@ class GroupBase(_Section):
         if missing:
             raise ValueError("prompt file not found: " + ", ".join(missing))
         return value
+
+    def protocol_limits(self) -> dict[str, Any]:
+        """Each registered protocol's limits for this group, by protocol name."""
+        return {spec.name: getattr(self, spec.section) for spec in specs() if spec.limits}
 
     def agents_in_use(self) -> set[str]:
         roles = [self.owner, self.reviewer, self.arbiter, self.deliberation or self.arbiter]

@@ -25,16 +25,24 @@ from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
 from rooms.base.model import Inbound, RoomRef, Task
 from rooms.base.records import Escalation
-from rooms.core.registry import by_command
+from rooms.core.registry import by_command, specs
 
 PLATFORM = "console"
 CHANNEL = "local"
-HELP = (
-    "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
-    "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit; /debate "
-    "<decision>, /resolve <question>, /arena <question> open a deliberation; any other line is "
-    "a message to the room"
-)
+
+
+def _help() -> str:
+    """The console's commands, and the protocols' command words as the registry declares them."""
+    openers = ", ".join(f"/{s.opening}" for s in specs() if s.command)
+    deliberations = f"; {openers} open a deliberation" if openers else ""
+    return (
+        "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
+        "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit"
+        f"{deliberations}; any other line is a message to the room"
+    )
+
+
+HELP = _help()
 # Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
 # hands the whole line over, so every platform shares one parser.
 ENGINE_COMMANDS = ("/arbitrate",)

@@ -60,7 +60,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     if reviewed.ruling is None:
         return _not_yet(step, turn, run, ruling, reviewed)
     ruling = reviewed.ruling
-    extra = [*resolving.record_lines(history, policy.resolve), *reviewed.record]
+    extra = [*resolving.record_lines(history, resolving.resolve_limits(policy)), *reviewed.record]
     record_path, record_error = await _write_record(
         task, turn, ruling, reason, history, policy, data_dir, extra
     )

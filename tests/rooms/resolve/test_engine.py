@@ -44,7 +44,10 @@ def workspace(tmp_path: Path) -> Path:
 
 def policy(ws: Path, **limits: Any) -> GroupPolicy:
     return GroupPolicy(
-        name="g", workspace=str(ws), approvers=frozenset({"boss"}), resolve=ResolveLimits(**limits)
+        name="g",
+        workspace=str(ws),
+        approvers=frozenset({"boss"}),
+        protocol_limits={"resolve": ResolveLimits(**limits)},
     )
 
 
