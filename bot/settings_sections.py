@@ -9,7 +9,7 @@ import getpass
 import hashlib
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     AfterValidator,
@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from bot.adapter import platform_specs
 from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
@@ -54,6 +55,21 @@ def _prompt_role(role: str) -> str:
 
 
 PromptRole = Annotated[str, AfterValidator(_prompt_role)]
+
+
+def _chat_platform(name: str) -> str:
+    """A declared chat platform (bot/adapter.py PlatformSpec with a token: not the console),
+    refused as a choice among them in the words every other choice is refused with."""
+    known = [spec.name for spec in platform_specs() if spec.token is not None]
+    if name not in known:
+        expected = ", ".join(repr(p) for p in known[:-1]) + f" or {known[-1]!r}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return name
+
+
+ChatPlatform = Annotated[str, AfterValidator(_chat_platform)]
 
 
 def _protocol_sections() -> dict[str, type]:
@@ -227,7 +243,7 @@ class GroupBase(_Section):
 class GroupSettings(GroupBase):
     """A registered chat channel (DESIGN §2): which platform, which channel."""
 
-    platform: Literal["slack", "discord"]
+    platform: ChatPlatform
     channel: str = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -19,14 +19,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+import bot.platforms  # noqa: F401  (declares the platforms whose settings and checks run here)
 from bot.backend import probe_engine
 from bot.doctor.check import Check
 from bot.doctor.config import (
     check_credentials,
     check_database,
+    check_each_platform,
     check_platforms,
     check_references,
-    check_slack,
 )
 from bot.doctor.engine import check_backend, check_engine, check_image, check_runners
 from bot.doctor_isolation import check_network, check_workspaces
@@ -58,10 +59,7 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     if references is not None:
         yield references
     yield check_platforms(settings)
-    yield from check_slack(settings)
-    from bot.discord.doctor import discord_checks  # late: discord.py is loaded only when needed
-
-    yield from discord_checks(settings)
+    yield from check_each_platform(settings)
     probe = probe_engine(settings, name=True)
     backend, kind = check_backend(settings, probe)
     yield backend

@@ -37,6 +37,7 @@ class RelayLimits:
 
 register(ProtocolSpec(RELAY, limits=RelayLimits, prompt_roles=("relay-left",), usage="<topic>"))
 
+import bot.platforms
 from bot.console.room import HELP
 from bot.policies import SettingsPolicies
 from bot.settings import SettingsError, load_settings
