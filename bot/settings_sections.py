@@ -30,6 +30,8 @@ from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
 from rooms.base.words import OWNER, REVIEWER
 from rooms.core.registry import prompt_roles, specs
+from rooms.judge.detector_spec import Threshold
+from rooms.judge.detectors import DETECTORS
 from runners.protocol import ModelAgent
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -70,6 +72,10 @@ def _chat_platform(name: str) -> str:
 
 
 ChatPlatform = Annotated[str, AfterValidator(_chat_platform)]
+
+
+def _detector_thresholds() -> list[Threshold]:
+    return [t for spec in DETECTORS for t in spec.thresholds]
 
 
 def _protocol_sections() -> dict[str, type]:
@@ -114,16 +120,14 @@ class ThresholdSettings(_Section):
     """rooms.base.model.Thresholds, field for field: the deadlock detectors and the task
     ceilings."""
 
-    stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
-    repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
-    findings_similarity: float = Field(Thresholds.findings_similarity, ge=0.0, le=1.0)
-    unchanged_rounds: int = Field(Thresholds.unchanged_rounds, ge=1)
-    round_cap: int = Field(Thresholds.round_cap, ge=1)
+    # Each detector's thresholds, as it declares them (rooms/judge/detectors.py DETECTORS):
+    # added while the class is built, so a new detector's setting needs no edit here.
+    __annotations__.update({t.setting: type(t.default) for t in _detector_thresholds()})
+    vars().update(
+        {t.setting: Field(t.default, ge=t.ge, gt=t.gt, le=t.le) for t in _detector_thresholds()}
+    )
+    # The engine's own cap, not a detector's: arbitrations per task, then people decide.
     max_arbitrations: int = Field(Thresholds.max_arbitrations, ge=0)
-    max_turns: int = Field(Thresholds.max_turns, ge=1)
-    max_wall_s: float = Field(Thresholds.max_wall_s, gt=0)
-    max_tokens: int = Field(Thresholds.max_tokens, ge=1)
-    max_cost_usd: float = Field(Thresholds.max_cost_usd, gt=0)
 
     def to_thresholds(self) -> Thresholds:
         return Thresholds(**self.model_dump())

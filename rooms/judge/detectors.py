@@ -37,6 +37,7 @@ from rooms.base.words import (
     UNMARKED,
     WORK_ROLES,
 )
+from rooms.judge.detector_spec import DetectorSpec, Threshold
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
 from rooms.judge.noise import digest, normalize
@@ -394,14 +395,95 @@ def _round_cap(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Fi
     )
 
 
-_CONTENT_DETECTORS: tuple[Detector, ...] = (
-    _blocked,
-    _stagnation,
-    _repeated_findings,
-    _unchanged,
-    _oscillation,
-    _round_cap,
+# The detectors, in the order `check` asks them (after the ceilings, which come first). A new
+# detector is its function and one entry here; its thresholds are fields of Thresholds.
+DETECTORS: tuple[DetectorSpec, ...] = (
+    DetectorSpec(
+        CEILING,
+        "the task's turns, wall time, tokens or cost reached their limit: people decide",
+        thresholds=(
+            Threshold("max_turns", "turns per task (ceiling → escalation)", ge=1),
+            Threshold("max_wall_s", "wall time per task (ceiling)", gt=0),
+            Threshold("max_tokens", "tokens per task (ceiling)", ge=1),
+            Threshold("max_cost_usd", "cost per task (ceiling)", gt=0),
+        ),
+    ),
+    DetectorSpec(
+        BLOCKED_DETECTOR,
+        "the owner or the reviewer says BLOCKED or NEEDS_CONTEXT",
+        _blocked,
+        repeat_asks_people=True,
+    ),
+    DetectorSpec(
+        STAGNATION,
+        "the same round (owner output, reviewer findings, workspace) comes back",
+        _stagnation,
+        thresholds=(
+            Threshold(
+                "stagnation_repeats",
+                "the same round fingerprint this many times is a deadlock",
+                ge=1,
+            ),
+        ),
+        proceed_remembered=True,
+        repeat_asks_people=True,
+    ),
+    DetectorSpec(
+        REPEATED_FINDINGS,
+        "the reviewer's findings stay the same",
+        _repeated_findings,
+        thresholds=(
+            Threshold(
+                "repeated_findings_rounds",
+                "the reviewer's findings unchanged for this many rounds",
+                ge=1,
+            ),
+            Threshold(
+                "findings_similarity", "findings this similar count as unchanged (0–1)", ge=0, le=1
+            ),
+        ),
+    ),
+    DetectorSpec(
+        UNCHANGED,
+        "the owner leaves the workspace as the reviewer's request found it",
+        _unchanged,
+        thresholds=(
+            Threshold(
+                "unchanged_rounds",
+                "rounds in a row the owner leaves the workspace as the last request for changes "
+                "found it",
+                ge=1,
+            ),
+        ),
+    ),
+    DetectorSpec(
+        OSCILLATION,
+        "the workspace returns to an earlier state, or the reviewer's approval flips back",
+        _oscillation,
+    ),
+    DetectorSpec(
+        ROUND_CAP,
+        "too many rounds without approval",
+        _round_cap,
+        thresholds=(
+            Threshold(
+                "round_cap", "rounds without approval since the last human message or ruling", ge=1
+            ),
+        ),
+    ),
 )
+_CONTENT_DETECTORS: tuple[Detector, ...] = tuple(d.detect for d in DETECTORS if d.detect)
+
+
+def detector(name: str) -> DetectorSpec | None:
+    """The spec of the detector whose firings are recorded as `name`."""
+    return next((d for d in DETECTORS if d.name == name), None)
+
+
+def remembers_proceed(name: str) -> bool:
+    """Whether a PROCEED on a firing of detector `name` is remembered (`check`'s `proceeded`)."""
+    spec = detector(name)
+    return spec is not None and spec.proceed_remembered
 
 
 def _quote(text: str) -> str:

@@ -30,7 +30,6 @@ from rooms.base.words import (
     OWNER,
     PROCEED,
     REVIEWER,
-    STAGNATION,
     STUCK,
     TRIBUNAL,
     UNMARKED,
@@ -39,7 +38,7 @@ from rooms.core.escalations import ask
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
-from rooms.judge.detectors import check
+from rooms.judge.detectors import check, detector, remembers_proceed
 from rooms.judge.history import History
 from rooms.pair.approval import recheck, record_approval
 from rooms.pair.states import CHANGED, DEADLOCK, TABLE, WRAPPED_UP
@@ -47,9 +46,6 @@ from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.work.workspace import tree_hash
 from rooms.work.worktrees import commit_note
-
-# Detectors whose fingerprint says "the same problem again" after a PROCEED.
-REPEATABLE = (STAGNATION, BLOCKED_DETECTOR)
 
 
 async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -166,14 +162,15 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
 
 
 def _proceeded_stagnation(history: History) -> set[str]:
-    """Fingerprints of the stagnations the arbiter ruled PROCEED on."""
+    """Fingerprints of the firings the arbiter ruled PROCEED on, of the detectors that
+    remember them (a stagnation)."""
     found: set[str] = set()
     for v in history.verdicts:
         earlier = history.firing(v.firing_id)
         if (
             v.ruling.verdict == PROCEED
             and earlier is not None
-            and earlier.firing.detector == STAGNATION
+            and remembers_proceed(earlier.firing.detector)
             and earlier.firing.fingerprint
         ):
             found.add(earlier.firing.fingerprint)
@@ -208,7 +205,9 @@ def _escalation_instead(
     t: Thresholds,
 ) -> EscalationDraft | None:
     """The engine's caps (DESIGN §4): when arbitrating again would not help, ask the humans."""
-    if firing.detector in REPEATABLE and firing.fingerprint:
+    spec = detector(firing.detector)
+    # A detector whose fingerprint says "the same problem again" after a PROCEED.
+    if spec is not None and spec.repeat_asks_people and firing.fingerprint:
         for v in history.verdicts:
             earlier = history.firing(v.firing_id)
             if (
