@@ -332,8 +332,3 @@ def find_marker(text: str, role: Role) -> str | None:
     """The canonical marker for `role` after the when-in-doubt rules, or None when the visible
     window holds none."""
     return read_marker(text, role).marker
-
-
-def find_verdict(text: str) -> str | None:
-    """PROCEED / REVISE / RESET / ESCALATE, or None when unreadable (callers then escalate)."""
-    return find_marker(text, ARBITER)

@@ -71,7 +71,6 @@ UNREADABLE_QUESTION = (
     "The arbiter's ruling could not be read, so the task waits for you. How should it go on?"
 )
 UNREADABLE_OPTIONS = ["Accept the work as it is", "Send it back to the owner", "Stop the task"]
-DEFAULT_QUESTION = "The arbiter asks the people in the room to decide. How should the task go on?"
 DOUBTFUL_QUESTION = (
     "The arbiter's ruling was not clear-cut ({why}), so the task waits for you. How should it go "
     "on?"
@@ -360,7 +359,7 @@ def decision_record(
     out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
     if ruling.override_reason:
         out += ["## Why it overrules the references", "", blockquote(ruling.override_reason), ""]
-    for section in extra:  # reference opinions, fair input (rooms/pair/review.py)
+    for section in extra:  # reference opinions, fair input (rooms/pair/ruling_checks.py)
         out += [section.strip(), ""]
     out += ["## Models", ""]
     out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]

@@ -30,7 +30,7 @@ from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
-from rooms.pair.review import Review, review
+from rooms.pair.ruling_checks import Review, review
 from rooms.pair.states import SENT_BACK, TABLE
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
     if earlier is not None:
         reason += f"\n\nA first ruling was sent back ({earlier})."
-    # Reference opinions and the swap check (rooms/pair/review.py) may ask the arbiter again.
+    # Reference opinions and the swap check (rooms/pair/ruling_checks.py) may ask the arbiter again.
     reviewed = await review(step, turn, ruling, cause.firing.reason if cause else "")
     if reviewed.ruling is None:
         return _not_yet(step, turn, run, ruling, reviewed)
