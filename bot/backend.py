@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from bot.adapter import platform_secrets
 from bot.engine_owned import (
     ContainersCannotRun,
     OwnedEngineError,
@@ -240,7 +241,7 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
     # away from the data folder: an agent's HOME must not be where the database is.
     homes = runner_homes(settings)
     homes.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return LocalBackend(homes=str(homes))
+    return LocalBackend(homes=str(homes), secrets=platform_secrets())
 
 
 def runner_homes(settings: Settings) -> Path:
@@ -255,6 +256,7 @@ def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None
         connect(settings.docker_host),
         docker_config(settings, proxy_socket_dir),
         concurrency=settings.docker.concurrency,
+        secrets=platform_secrets(),
     )
 
 

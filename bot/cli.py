@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import bot.platforms  # noqa: F401  (declares the platforms: the settings read them)
 from bot.adapter import Adapter
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError

@@ -33,10 +33,6 @@ def bot_scopes() -> tuple[str, ...]:
     return tuple(manifest()["oauth_config"]["scopes"]["bot"])
 
 
-def bot_events() -> tuple[str, ...]:
-    return tuple(manifest()["settings"]["event_subscriptions"]["bot_events"])
-
-
 def missing_scopes(granted: str | None) -> list[str]:
     """The manifest's bot scopes not in `granted` (the `x-oauth-scopes` header of a call)."""
     have = {s.strip() for s in (granted or "").split(",") if s.strip()}

@@ -6,16 +6,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rooms.arena.limits import ArenaLimits
-from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.base.open_caps import OpenCaps
-from rooms.debate.limits import DebateLimits
-from rooms.resolve.limits import ResolveLimits
+from rooms.base.words import ARBITER, OWNER, REVIEWER, Verdict
 from runners.protocol import ModelAgent
 
 
@@ -143,6 +141,9 @@ class Thresholds:
     max_cost_usd: float = 50.0
 
 
+L = TypeVar("L")
+
+
 @dataclass(frozen=True)
 class GroupPolicy:
     """Everything the engine needs to know about one group; built by `bot/` from settings."""
@@ -168,9 +169,9 @@ class GroupPolicy:
     # (rooms/work/snapshots.py), with a message in the room.
     max_commit_file_bytes: int = 8 * 1024 * 1024
     recent_turns: int = 6  # turn outputs quoted in each prompt
-    arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
-    debate: DebateLimits = DebateLimits()
-    resolve: ResolveLimits = ResolveLimits()
+    # Each protocol's limits by its name (DESIGN §9; rooms.core.registry.ProtocolSpec.limits),
+    # as the group set them; a protocol missing here runs with its model's defaults.
+    protocol_limits: Mapping[str, object] = field(default_factory=dict)
     # Context that does not grow (rooms/pair/sessions): a session is resumed for at most this
     # many turns and while the outputs it has read stay within session_chars; a fresh prompt
     # quotes the newest turns in full within recent_chars, the older ones one line each.
@@ -189,6 +190,15 @@ class GroupPolicy:
     def how_to(self, what: str) -> str:
         """`"mention me with `status`"` / `"type `status`"`."""
         return f"{self.address} {what}"
+
+    def limits(self, protocol: str, model: type[L]) -> L:
+        """The limits of `protocol` for this group: as set, else `model`'s defaults."""
+        found = self.protocol_limits.get(protocol)
+        if found is None:
+            return model()
+        if not isinstance(found, model):
+            raise TypeError(f"the {protocol!r} limits are a {type(found).__name__}, not {model}")
+        return found
 
     def agent_for(self, role: str) -> AgentConfig:
         """The pair's three roles by name; every other role is a deliberation actor's."""

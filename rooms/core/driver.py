@@ -19,9 +19,9 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from rooms.base.machine import CLOSED, WAITING_HUMAN
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.base.records import Change
+from rooms.base.words import CLOSED, WAITING_HUMAN
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.outputs import post

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
+from rooms.base.words import APPROVED, OWNER, REVIEWER
 from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval
 from rooms.core.registry import protocol_for
@@ -121,7 +122,7 @@ async def _outcome(ctx: Ctx, task: Task) -> str:
 def _approved_and_wrapped_up(done: list[Turn]) -> bool:
     return (
         len(done) >= 2
-        and done[-1].role == "owner"
-        and done[-2].role == "reviewer"
-        and done[-2].marker == "APPROVED"
+        and done[-1].role == OWNER
+        and done[-2].role == REVIEWER
+        and done[-2].marker == APPROVED
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.platforms  # noqa: F401  (the settings read the platforms' declarations)
 from bot.hardening import PR_SET_DUMPABLE, dumpable
 
 _SETTING_PREFIXES = ("TRIBUNAL_", "SLACK_", "DISCORD_", "ANTHROPIC_", "OPENAI_")

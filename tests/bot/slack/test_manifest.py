@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.manifest import bot_events, bot_scopes, manifest, missing_scopes
+from bot.slack.manifest import bot_scopes, manifest, missing_scopes
 
 
 @pytest.mark.parametrize(
@@ -23,7 +23,11 @@ def test_every_scope_the_adapter_uses_is_asked_for(used_for: str, scope: str) ->
 
 
 def test_events_interactivity_and_socket_mode() -> None:
-    assert set(bot_events()) == {"app_mention", "message.channels", "message.groups"}
+    assert set(manifest()["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+    }
     settings = manifest()["settings"]
     assert settings["socket_mode_enabled"] is True
     assert settings["interactivity"]["is_enabled"] is True
