@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,6 +47,7 @@ from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
 from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
 from bot.slack.posting import Poster
+from bot.slack.refusals import APP_TOKEN, BOT_TOKEN, TokenRefused, refusal_code
 from bot.slack.text import escape
 from rooms.base.model import Inbound, Outbound
 
@@ -81,7 +83,7 @@ def make_client(
 
 
 class SlackUnavailable(SettingsError):
-    """The token was refused or the Web API could not be reached when the adapter started."""
+    """The Web API could not be reached when the adapter started."""
 
 
 @dataclass
@@ -124,6 +126,9 @@ class SlackAdapter:
         self._workers: list[asyncio.Task[None]] = []
         self._unhandled = 0
         self._rooms = RoomLocks()  # one event per room at a time
+        # Set when Slack refuses a token while we run: `finished` raises it and serve ends.
+        self._refused: asyncio.Future[TokenRefused | None] | None = None
+        self._stopping = False
 
     @property
     def platform(self) -> str:
@@ -132,14 +137,17 @@ class SlackAdapter:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self, engine: Engine) -> None:
-        """Check the token (auth.test: a clear error now rather than a silent bot), then
-        connect: Socket Mode, or the HTTP listener."""
-        try:
-            me = await self.client.auth_test()
-        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
-            raise SlackUnavailable(
-                [f"slack: the Web API at {self.client.base_url} refused or failed auth.test: {exc}"]
-            ) from exc
+        """Check the tokens (auth.test with the bot token, apps.connections.open with the app
+        token: a clear error now rather than a silent bot), then connect: Socket Mode, or the
+        HTTP listener."""
+        self._stopping = False
+        self._refused = asyncio.get_running_loop().create_future()
+        me = await self._checked(BOT_TOKEN, self.client.auth_test())
+        if self.mode == "socket":
+            # The socket client would retry a refused app token every 10 s for ever, deaf.
+            await self._checked(
+                APP_TOKEN, self.client.apps_connections_open(app_token=self.app_token or "")
+            )
         self.poster.own = frozenset(
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
@@ -161,7 +169,41 @@ class SlackAdapter:
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
 
+    async def _checked(self, variable: str, call: Awaitable[Any]) -> Any:
+        try:
+            return await call
+        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
+            code = refusal_code(exc)
+            if code is not None:
+                raise TokenRefused(variable, code) from None
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else exc
+            raise SlackUnavailable(
+                [f"slack: the Web API at {self.client.base_url} failed at start: {error}"]
+            ) from None
+
+    async def finished(self) -> None:
+        """Returns when the adapter was stopped; raises `TokenRefused` when Slack refused the
+        bot token while we ran (revoked, disabled app), so `serve` ends (exit 78) instead of
+        running turns whose posts nobody will see. The outbox keeps what was not posted."""
+        refused = self._refused
+        if refused is None:
+            return
+        error = await refused
+        if error is not None and not self._stopping:
+            raise error
+
+    def _watch(self, exc: BaseException) -> None:
+        """Note a refused bot token seen by any call (posts, edits, look-ups)."""
+        code = refusal_code(exc)
+        if code is None or self._refused is None or self._refused.done():
+            return
+        log.error("slack: Slack refused SLACK_BOT_TOKEN (%s); stopping", code)
+        self._refused.set_result(TokenRefused(BOT_TOKEN, code, running=True))
+
     async def stop(self) -> None:
+        self._stopping = True
+        if self._refused is not None and not self._refused.done():
+            self._refused.set_result(None)  # `finished` returns
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
@@ -227,6 +269,13 @@ class SlackAdapter:
     # -- outbound --------------------------------------------------------------------------------
 
     async def deliver(self, message: Outbound) -> str | None:
+        try:
+            return await self._deliver(message)
+        except SlackApiError as exc:
+            self._watch(exc)
+            raise
+
+    async def _deliver(self, message: Outbound) -> str | None:
         known, delivered = self.poster.known(message.outbox_id)
         if known:
             return delivered  # handed again: already in Slack
@@ -275,4 +324,8 @@ class SlackAdapter:
         assert message.edit_of is not None
         args = content_args(message, pieces(message.text)[0])
         args.setdefault("blocks", [])  # an update without blocks removes the old ones (buttons)
-        await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)
+        try:
+            await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)
+        except SlackApiError as exc:  # a paced progress edit fails away from `deliver`
+            self._watch(exc)
+            raise
