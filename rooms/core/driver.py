@@ -25,6 +25,7 @@ from rooms.base.records import Change
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.outputs import post
+from rooms.core.progress import close_open_progress
 from rooms.core.protocol import Protocol, Step, TurnStart
 from rooms.core.registry import protocol_for
 from rooms.core.summons import Summonable, accepts
@@ -93,6 +94,9 @@ async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
     )
     task = await ctx.store.task(task_id)
     room = await ctx.store.room(task.room) if task else None
+    # Their progress messages (and any other of the task's that never said how its turn ended)
+    # say so now: best effort, the engine's first scan tries again what fails here.
+    await close_open_progress(ctx.store, ctx.platform, task_id=task_id)
     if not stale or room is None:
         return room
     notes = [
@@ -163,7 +167,7 @@ async def step(
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
-            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run)
+            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run, turn_id=turn.id)
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return
@@ -217,7 +221,7 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
         except Exception as exc:
             runs[i] = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
             return
-        runs[i] = await run_turn(ctx, task.id, spec, room, turn.seq)
+        runs[i] = await run_turn(ctx, task.id, spec, room, turn.seq, turn_id=turn.id)
 
     decided_ids: set[int] = set()
     try:

@@ -35,6 +35,13 @@ SCRIPTS: dict[str, Script] = {
     "first": {"owner": ["DONE\nthe turn whose post is cut off by SIGKILL"], "reviewer": [hang()]},
     # After the restart: the review and the wrap-up.
     "resume": {"owner": ["DONE\nwrapped up after the restart"], "reviewer": ["APPROVED"]},
+    # A turn that shows progress and never ends: the parent kills us while it works.
+    "progress_hang": {"owner": [Reply(progress=("reading the code",), hang=True)]},
+    # After that restart: the owner's turn runs again, then the review and the wrap-up.
+    "progress_resume": {
+        "owner": ["DONE\nbuilt after the restart", "DONE\nwrapped up"],
+        "reviewer": ["APPROVED"],
+    },
     # One whole task, for the two-process test; its first turn ends once GATE_FILE exists.
     "whole": {
         "owner": [Reply(text="DONE\nslack owner", gate=GATE), "DONE\nslack wrap-up"],
