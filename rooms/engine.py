@@ -152,6 +152,11 @@ class Engine:
         task = await self.ctx.store.open_task_in(room)
         return await self.ctx.store.open_escalation(task.id) if task else None
 
+    def has_group(self, room: RoomRef) -> bool:
+        """Whether the room is in a registered channel (a group's): the engine drops every event
+        elsewhere, so an adapter that wants to say so to the person does it itself."""
+        return self.ctx.policies.for_room(room) is not None
+
     async def seen_event(self, event_id: str) -> bool:
         """Whether an inbound event with this id was handled before (platforms replay events)."""
         return await self.ctx.store.seen_event(event_id)

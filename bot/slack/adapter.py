@@ -4,7 +4,8 @@ In: `app_mention` and `message` events and clicks on our buttons become `Inbound
 `Engine.handle`. Each is acknowledged at once and queued for a few workers (one event per room at
 a time), so Slack gets its answer well within 3 s whatever the engine does. Who may do what is
 the engine's business, never ours: a click is passed on as it came, and a refusal comes back as
-an outbound message.
+an outbound message. A mention or click in a channel that is no group's (the engine drops those)
+is answered here, to that person alone: the channel is not set up, and what an operator does.
 
 Out: `deliver` posts each `Outbound` in its room's thread under the role's persona
 (`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -58,6 +60,12 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
 Mode = Literal["socket", "http"]
+_TOLD_KEPT = 1000
+NOT_SET_UP = (
+    "Tribunal is not set up in this channel, so nothing happened. An operator adds it as a group "
+    'in tribunal.toml (`[groups.<name>]` with `platform = "slack"` and '
+    '`channel = "{channel}"`) and restarts the bot; then mention me here to start a task.'
+)
 
 
 def make_client(
@@ -125,6 +133,7 @@ class SlackAdapter:
         self._queue: asyncio.Queue[tuple[Engine, Inbound]] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._unhandled = 0
+        self._told: OrderedDict[str, None] = OrderedDict()  # events answered "not set up here"
         self._rooms = RoomLocks()  # one event per room at a time
         # Set when Slack refuses a token while we run: `finished` raises it and serve ends.
         self._refused: asyncio.Future[TokenRefused | None] | None = None
@@ -253,7 +262,33 @@ class SlackAdapter:
         """Hand the event to the engine, one event per room at a time (in the order Slack sent
         them). What it decides comes back through the outbox, the decided card included."""
         async with self._rooms.hold(inbound.room.key):
+            if not engine.has_group(inbound.room):
+                await self._not_set_up(inbound)
+                return
             await engine.handle(inbound)
+
+    async def _not_set_up(self, inbound: Inbound) -> None:
+        """A mention or a click in a channel that is no group's: the engine ignores it, so say
+        so to that person alone (once: a mention comes as two events) and what to do."""
+        if not (inbound.mentions_bot or inbound.action is not None):
+            return  # chatter in a channel we were invited to: not for us
+        if inbound.event_id in self._told:
+            return
+        self._told[inbound.event_id] = None
+        while len(self._told) > _TOLD_KEPT:
+            self._told.popitem(last=False)
+        room = inbound.room
+        top_level = inbound.event_id == f"slack:{room.channel}:{room.thread}"
+        try:
+            await self.client.chat_postEphemeral(
+                channel=room.channel,
+                user=inbound.user,
+                text=NOT_SET_UP.format(channel=room.channel),
+                thread_ts=None if top_level else room.thread,
+            )
+        except SlackApiError as exc:
+            self._watch(exc)
+            log.info("slack: could not tell %s that %s is no group's: %s", inbound.user, room, exc)
 
     async def _work(self) -> None:
         while True:

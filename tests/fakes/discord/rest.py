@@ -359,6 +359,27 @@ class Rest:
             return await self._done(call, _json(response))
         return await self._done(call, web.Response(status=204))
 
+    async def _open_dm(self, request: web.Request) -> web.Response:
+        """POST /users/@me/channels: the bot's DM channel with a person (made once)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        uid = str((call.body or {}).get("recipient_id"))
+        cid = self.dms.setdefault(uid, snowflake())
+        channel = {
+            "id": cid,
+            "type": 1,
+            "last_message_id": None,
+            "recipients": [USERS[int(uid)]],
+        }
+        self.channels.setdefault(cid, channel)
+        return await self._done(call, _json(channel))
+
+    def in_dm(self, uid: int) -> list[dict[str, Any]]:
+        """What the bot wrote to a person in private (DM)."""
+        cid = self.dms.get(str(uid))
+        return [m for m in self.messages.values() if cid is not None and m["channel_id"] == cid]
+
     async def _unhandled(self, request: web.Request) -> web.Response:
         call, _ = await self._record(request, label=f"UNHANDLED {request.path}")
         return await self._done(call, _json({"message": "404: Not Found (fake)", "code": 0}, 404))

@@ -53,6 +53,7 @@ class FakeDiscord(Gateway, Rest):
         self._current: _Session | None = None
         self._interaction_messages: dict[str, str] = {}  # interaction token → message id
         self._nonces: dict[tuple[str, str], str] = {}  # (channel, enforced nonce) → message id
+        self.dms: dict[str, str] = {}  # user id → the id of the bot's DM channel with them
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
 
@@ -85,6 +86,7 @@ class FakeDiscord(Gateway, Rest):
         r.add_post(API + "/webhooks/{wid}/{token}", self._post_webhook)
         r.add_patch(API + "/webhooks/{wid}/{token}/messages/{mid}", self._patch_webhook)
         r.add_post(API + "/interactions/{iid}/{token}/callback", self._callback)
+        r.add_post(API + "/users/@me/channels", self._open_dm)
         r.add_route("*", API + "/{tail:.*}", self._unhandled)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
