@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
+from bot.adapter import click_failed, task_of
 from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
 from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
@@ -259,7 +260,18 @@ class DiscordAdapter:
             )
             return
         self.poster.clicked(inbound.event_id, interaction)
-        await self._handle(engine, inbound)
+        try:
+            await self._handle(engine, inbound)
+        except Exception:  # discord.py would log it where nobody looks, and say nothing
+            where = await task_of(engine, inbound.room)
+            log.exception(
+                "discord: the click %s (%s %s) in %s, %s, failed",
+                inbound.event_id, action, value, inbound.room.key, where,
+            )  # fmt: skip
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.followup.send(
+                    click_failed(inbound.event_id), ephemeral=True, allowed_mentions=NO_PINGS
+                )
 
     async def _handle(self, engine: Engine, inbound: Inbound) -> None:
         """Hand the event to the engine, one event per room at a time (in the order Discord sent

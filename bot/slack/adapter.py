@@ -43,6 +43,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapter import click_failed, task_of
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
@@ -296,10 +297,29 @@ class SlackAdapter:
             try:
                 await self._handle(engine, inbound)
             except Exception:  # one bad event must not stop the worker
-                log.exception("slack: handling %s failed", inbound.event_id)
+                await self._failed(engine, inbound)
             finally:
                 self._unhandled -= 1
                 self._queue.task_done()
+
+    async def _failed(self, engine: Engine, inbound: Inbound) -> None:
+        """Log what failed with its task; a click's author is told it may not have counted."""
+        where = await task_of(engine, inbound.room)
+        log.exception(
+            "slack: handling %s in %s, %s, failed", inbound.event_id, inbound.room.key, where
+        )
+        if inbound.action is None:
+            return
+        try:
+            await self.client.chat_postEphemeral(
+                channel=inbound.room.channel,
+                user=inbound.user,
+                thread_ts=inbound.room.thread,
+                text=click_failed(inbound.event_id),
+            )
+        except SlackApiError as exc:
+            self._watch(exc)
+            log.info("slack: could not tell %s their click failed: %s", inbound.user, exc)
 
     # -- outbound --------------------------------------------------------------------------------
 

@@ -121,7 +121,9 @@ async def test_a_bot_token_revoked_mid_run_stops_serve_and_the_work_goes_on_once
             assert task is not None and task.status != "closed"  # kept, resumable
             turns = await store.turns(task.id)
             assert turns[0].role == "owner" and turns[0].status == "done"
-            assert all(t.status != "running" for t in turns)  # nothing left running
+            # The review that began meanwhile was cut short (marked interrupted, or left
+            # "running" for the restarted engine to recover): it runs again, below.
+            assert all(t.status in ("interrupted", "running") for t in turns[1:])
             [row] = [r for r in await store.outbox() if r.text == owner_said]
             assert row.status == "pending"  # the post waits for the token
         finally:
