@@ -328,7 +328,32 @@ class Rest:
             channel, author, body.get("content") or "", body=body, webhook_id=wid
         )
         message["attachments"] = self._attachments(call)
+        self.messages[message["id"]] = message
+        if self.on_webhook_post is not None:
+            self.on_webhook_post(message)
         return await self._created(call, message)
+
+    async def _get_messages(self, request: web.Request) -> web.Response:
+        """GET /channels/{cid}/messages: as Discord answers, newest first; with `after`, the
+        `limit` oldest messages after that id (newest of them first)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        cid = request.match_info["cid"]
+        if cid not in self.channels:
+            return await self._done(call, _json({"message": "Unknown Channel", "code": 10003}, 404))
+        limit = min(int(request.query.get("limit", "50")), 100)
+        found = sorted(
+            (m for m in self.messages.values() if m["channel_id"] == cid),
+            key=lambda m: int(m["id"]),
+        )
+        if "after" in request.query:
+            after = int(request.query["after"])
+            page = [m for m in found if int(m["id"]) > after][:limit]
+        else:
+            before = int(request.query.get("before", str(2**63)))
+            page = [m for m in found if int(m["id"]) < before][-limit:]
+        return await self._done(call, _json(list(reversed(page))))
 
     async def _patch_webhook(self, request: web.Request) -> web.Response:
         call, limited = await self._record(request)

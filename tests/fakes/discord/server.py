@@ -48,6 +48,9 @@ class FakeDiscord(Gateway, Rest):
         self.webhooks_full = False  # the channel has its 15 webhooks (none of them ours)
         self.threads_allowed = True  # the bot's Create Public Threads
         self.echo = True  # MESSAGE_CREATE for messages the bot and its webhooks post
+        # Called with each message a webhook posted, right after Discord stored it and before
+        # the answer goes back (the crash test kills the bot there).
+        self.on_webhook_post: Callable[[dict[str, Any]], None] | None = None
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
         self._sessions: dict[str, _Session] = {}
         self._current: _Session | None = None
@@ -79,6 +82,7 @@ class FakeDiscord(Gateway, Rest):
         r.add_get(API + "/guilds/{gid}", self._get_guild)
         r.add_get(API + "/guilds/{gid}/members/{uid}", self._get_member)
         r.add_post(API + "/channels/{cid}/messages", self._post_message)
+        r.add_get(API + "/channels/{cid}/messages", self._get_messages)
         r.add_patch(API + "/channels/{cid}/messages/{mid}", self._patch_message)
         r.add_post(API + "/channels/{cid}/messages/{mid}/threads", self._post_thread)
         r.add_get(API + "/channels/{cid}/webhooks", self._get_webhooks)
