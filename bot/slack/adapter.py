@@ -49,6 +49,7 @@ from bot.settings_sections import SettingsError
 from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
 from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
+from bot.slack.people import People
 from bot.slack.posting import Poster
 from bot.slack.refusals import APP_TOKEN, BOT_TOKEN, TokenRefused, refusal_code
 from bot.slack.text import escape
@@ -126,6 +127,7 @@ class SlackAdapter:
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(self._on_action)
         self.pacer = EditPacer(self._update, self.clock)
         self.poster = Poster(self.client, self.pacer.posted)
+        self.people = People(self.client)
         self._engine: Engine | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._http: web.AppRunner | None = None
@@ -334,6 +336,7 @@ class SlackAdapter:
         known, delivered = self.poster.known(message.outbox_id)
         if known:
             return delivered  # handed again: already in Slack
+        message = await self.people.of(message)
         if message.card is not None and message.card.kind == "decided":
             await self._show_decided(message)
             message = replace(message, card=None)  # the reply itself is posted as text

@@ -2,9 +2,10 @@
 
 One aiohttp server on an ephemeral port plays three parts of Slack:
 - the Web API at `/api/<method>`: auth.test (with the granted scopes in `x-oauth-scopes`),
-  chat.postMessage (with metadata) / update / postEphemeral, conversations.replies (a thread,
-  paged, with metadata), the three steps of files_upload_v2 (getUploadURLExternal, the upload,
-  completeUploadExternal, which shares a file message in the thread),
+  chat.postMessage (with metadata) / update / postEphemeral, users.info (`people`: id → display
+  name), conversations.replies (a thread, paged, with metadata), the three steps of
+  files_upload_v2 (getUploadURLExternal, the upload, completeUploadExternal, which shares a file
+  message in the thread),
   apps.connections.open; every call is recorded, and messages are kept per ts so tests read
   the thread as a person would see it;
 - the Socket Mode websocket at `/link`: sends `hello`, then every envelope a test pushes, and
@@ -123,6 +124,7 @@ class FakeSlack:
         self.bot_token = BOT_TOKEN  # the tokens Slack accepts
         self.app_token = APP_TOKEN
         self.revoked: str | None = None  # the error every bot-token call gets while revoked
+        self.people: dict[str, str] = {}  # user id → display name (users.info)
         self._ts = itertools.count(1)
         self._envelopes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Condition()
@@ -246,6 +248,20 @@ class FakeSlack:
                 "bot_id": BOT_ID,
                 "team_id": TEAM,
                 "user": "tribunal",
+            }
+        if method == "users.info":
+            user = params.get("user", "")
+            if user not in self.people:
+                return {"ok": False, "error": "user_not_found"}
+            name = self.people[user]
+            return {
+                "ok": True,
+                "user": {
+                    "id": user,
+                    "name": name.lower().replace(" ", "."),
+                    "real_name": name,
+                    "profile": {"display_name": name, "real_name": name},
+                },
             }
         if method == "chat.postMessage":
             ts = f"1700000{next(self._ts):03d}.000100"
