@@ -277,6 +277,9 @@ class Poster:
         kind, _, rest = message.edit_of.partition(":")
         text = clip(unmask(message.text), CONTENT_LIMIT)
         room = message.room
+        if message.remove:
+            await self._remove(message)
+            return
         if kind == "w":
             hook_id, _, message_id = rest.partition(":")
             hook = await self._webhook(room.channel)
@@ -297,6 +300,28 @@ class Poster:
             await partial.edit(embed=labelled(message, text), allowed_mentions=NO_PINGS)
         else:
             await partial.edit(content=text, allowed_mentions=NO_PINGS)
+
+    async def _remove(self, message: Outbound) -> None:
+        """Delete a message `post` made (a progress message whose turn's output follows)."""
+        assert message.edit_of is not None
+        kind, _, rest = message.edit_of.partition(":")
+        room = message.room
+        try:
+            if kind == "w":
+                hook_id, _, message_id = rest.partition(":")
+                hook = await self._webhook(room.channel)
+                if hook is None or str(hook.id) != hook_id:
+                    raise LookupError(f"the webhook that posted {message.edit_of} is gone")
+                async with asyncio.timeout(self.webhook_wait_s):
+                    await hook.delete_message(
+                        int(message_id), thread=discord.Object(id=int(room.thread))
+                    )
+            elif kind in ("b", "l"):
+                await self.thread(room).get_partial_message(int(rest)).delete()
+            else:
+                raise ValueError(f"cannot delete message {message.edit_of!r}")
+        except discord.NotFound:
+            return  # gone already
 
     async def show_decided(self, message: Outbound, card: str) -> None:
         """Draw a decided card (`message.card`) over the question's card `card` (the id `post`

@@ -380,6 +380,14 @@ class SlackAdapter:
 
     async def _update(self, message: Outbound) -> None:
         assert message.edit_of is not None
+        if message.remove:  # a progress message whose turn's output follows on its own
+            try:
+                await self.client.chat_delete(channel=message.room.channel, ts=message.edit_of)
+            except SlackApiError as exc:
+                self._watch(exc)
+                if exc.response.get("error") != "message_not_found":
+                    raise
+            return
         args = content_args(message, pieces(message.text)[0])
         args.setdefault("blocks", [])  # an update without blocks removes the old ones (buttons)
         try:

@@ -124,6 +124,9 @@ class Outbound:
     # An edit that says how a turn ended (a progress message's last): never coalesced away
     # like the edits before it; the platform sends it, in its turn, and raises if it cannot.
     final: bool = False
+    # With `final`: the message has done its job (its turn's output follows as a post of its
+    # own): a platform that can delete it does; one that cannot shows `text`, as for any edit.
+    remove: bool = False
 
 
 @dataclass(frozen=True)

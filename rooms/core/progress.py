@@ -5,7 +5,11 @@ edit costs nothing, while queueing every edit behind the outbox would only delay
 Best effort: a platform error never fails a turn. Edits are throttled so a chatty agent does not
 run into the platform's rate limits.
 
-The last edit is not best effort: a message that says "working" after its turn ended lies. The
+A turn that finished or failed has its progress message removed where the platform can (its
+output, or the failure, is a post of its own: one message per turn); elsewhere, and for an
+interrupted turn, the message is edited to say how the turn ended.
+
+That last edit is not best effort: a message that says "working" after its turn ended lies. The
 message's id is kept on the turn (rooms/store/progress_rows.py) until its final edit (marked
 `final`, which the platforms never coalesce away) went through; whatever is still kept when the
 engine starts, or takes over a task, is edited then (`close_open_progress`): after a crash, a
@@ -28,6 +32,9 @@ MIN_EDIT_INTERVAL_S = 1.0
 _LINE_LIMIT = 300
 FINISHED, FAILED, INTERRUPTED = "finished", "failed", "was interrupted"
 _BY_STATUS = {"done": FINISHED, "failed": FAILED, "interrupted": INTERRUPTED}
+# A turn that ended with an output (or a failure notice) posted of its own: its progress message
+# goes, so the thread holds one message per turn. An interrupted one stays, saying so.
+REMOVED = frozenset({FINISHED, FAILED})
 
 Remember = Callable[[str | None], Awaitable[None]]  # the message id, None once it is final
 
@@ -67,13 +74,20 @@ class Progress:
         await self._send(text)
 
     async def finish(self, outcome: str) -> None:
-        """Edit the message to say how the turn ended; once that went through, forget it.
-        Raises nothing: a final edit that fails is made again at the engine's next start."""
+        """End the message: removed when the turn finished or failed (its output, or the
+        failure, is posted on its own: one message per turn), else edited to say how the turn
+        ended; once that went through, forget it. Raises nothing: a final edit that fails is
+        made again at the engine's next start."""
         if self._message_id is None:
             return  # no progress was shown: nothing to close
         text = final_text(self._role, self._seq, outcome, self.steps)
         message = Outbound(
-            self._room, text, persona=self._role, edit_of=self._message_id, final=True
+            self._room,
+            text,
+            persona=self._role,
+            edit_of=self._message_id,
+            final=True,
+            remove=outcome in REMOVED,
         )
         try:
             await self._platform.deliver(message)
@@ -126,7 +140,14 @@ async def close_open_progress(
 async def _close(store: ProgressStore, platform: Platform, p: OpenProgress) -> bool:
     outcome = _BY_STATUS.get(p.status, INTERRUPTED)
     text = final_text(p.role, p.seq, outcome)
-    message = Outbound(p.room, text, persona=p.role, edit_of=p.message_id, final=True)
+    message = Outbound(
+        p.room,
+        text,
+        persona=p.role,
+        edit_of=p.message_id,
+        final=True,
+        remove=outcome in REMOVED,
+    )
     try:
         await platform.deliver(message)
     except Exception as exc:  # a deleted message, a platform down: tried again next start

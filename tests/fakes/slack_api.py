@@ -2,8 +2,8 @@
 
 One aiohttp server on an ephemeral port plays three parts of Slack:
 - the Web API at `/api/<method>`: auth.test (with the granted scopes in `x-oauth-scopes`),
-  chat.postMessage (with metadata) / update / postEphemeral, users.info (`people`: id → display
-  name), conversations.replies (a thread, paged, with metadata), the three steps of
+  chat.postMessage (with metadata) / update / delete / postEphemeral, users.info (`people`: id
+  → display name), conversations.replies (a thread, paged, with metadata), the three steps of
   files_upload_v2 (getUploadURLExternal, the upload, completeUploadExternal, which shares a file
   message in the thread),
   apps.connections.open; every call is recorded, and messages are kept per ts so tests read
@@ -125,6 +125,7 @@ class FakeSlack:
         self.app_token = APP_TOKEN
         self.revoked: str | None = None  # the error every bot-token call gets while revoked
         self.people: dict[str, str] = {}  # user id → display name (users.info)
+        self.deleted: list[Message] = []  # messages chat.delete removed
         self._ts = itertools.count(1)
         self._envelopes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Condition()
@@ -287,6 +288,13 @@ class FakeSlack:
             blocks = _json(params.get("blocks"))
             if blocks is not None:
                 message.blocks = blocks
+            return {"ok": True, "channel": message.channel, "ts": message.ts}
+        if method == "chat.delete":
+            message = self.messages.get(params.get("ts", ""))
+            if message is None or message.channel != params.get("channel"):
+                return {"ok": False, "error": "message_not_found"}
+            del self.messages[message.ts]
+            self.deleted.append(message)
             return {"ok": True, "channel": message.channel, "ts": message.ts}
         if method == "chat.postEphemeral":
             self.ephemerals.append(params)

@@ -333,6 +333,24 @@ class Rest:
             self.on_webhook_post(message)
         return await self._created(call, message)
 
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        """DELETE a message: the bot's own (/channels/…) or its webhook's (/webhooks/…)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        mid = request.match_info["mid"]
+        wid = request.match_info.get("wid")
+        if (
+            wid is not None
+            and (self.webhooks.get(wid) or {}).get("token") != request.match_info["token"]
+        ):
+            return await self._done(call, _json({"message": "Unknown Webhook", "code": 10015}, 404))
+        message = self.messages.pop(mid, None)
+        if message is None:
+            return await self._done(call, _json({"message": "Unknown Message", "code": 10008}, 404))
+        self.deleted.append(message)
+        return await self._done(call, web.Response(status=204))
+
     async def _get_messages(self, request: web.Request) -> web.Response:
         """GET /channels/{cid}/messages: as Discord answers, newest first; with `after`, the
         `limit` oldest messages after that id (newest of them first)."""

@@ -56,6 +56,7 @@ class FakeDiscord(Gateway, Rest):
         self._current: _Session | None = None
         self._interaction_messages: dict[str, str] = {}  # interaction token → message id
         self._nonces: dict[tuple[str, str], str] = {}  # (channel, enforced nonce) → message id
+        self.deleted: list[dict[str, Any]] = []  # messages deleted (by the bot or its webhooks)
         self.dms: dict[str, str] = {}  # user id → the id of the bot's DM channel with them
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
@@ -84,6 +85,8 @@ class FakeDiscord(Gateway, Rest):
         r.add_post(API + "/channels/{cid}/messages", self._post_message)
         r.add_get(API + "/channels/{cid}/messages", self._get_messages)
         r.add_patch(API + "/channels/{cid}/messages/{mid}", self._patch_message)
+        r.add_delete(API + "/channels/{cid}/messages/{mid}", self._delete_message)
+        r.add_delete(API + "/webhooks/{wid}/{token}/messages/{mid}", self._delete_message)
         r.add_post(API + "/channels/{cid}/messages/{mid}/threads", self._post_thread)
         r.add_get(API + "/channels/{cid}/webhooks", self._get_webhooks)
         r.add_post(API + "/channels/{cid}/webhooks", self._post_webhooks)
