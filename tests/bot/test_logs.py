@@ -10,7 +10,6 @@ import asyncio
 import io
 import json
 import logging
-from collections.abc import Iterator
 from contextlib import redirect_stderr
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from typing import Any
 import pytest
 
 from bot.cli import EXIT_CONFIG, main
-from bot.logs import reset_logging
 from bot.settings import Settings
 from rooms.base.model import Inbound
 from tests.bot.discord.kit import ephemeral_followups, open_escalation, served, write_settings
@@ -27,12 +25,6 @@ from tests.bot.slack.kit import slack_kit
 from tests.bot.slack.test_http_e2e import ruling
 from tests.fakes.discord import ALICE, FakeDiscord
 from tests.fakes.runner import Script
-
-
-@pytest.fixture(autouse=True)
-def no_log_left_behind() -> Iterator[None]:
-    yield
-    reset_logging()
 
 
 @pytest.fixture
