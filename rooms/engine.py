@@ -25,7 +25,7 @@ from rooms.base.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.base.records import Escalation
 from rooms.commands import handle
 from rooms.core.context import Ctx
-from rooms.core.driver import drive
+from rooms.core.driver import drive, removes_progress_of
 from rooms.core.escalations import card_key
 from rooms.core.outbox import Deliverer
 from rooms.core.progress import close_open_progress
@@ -244,7 +244,10 @@ class Engine:
         """Edit every progress message of our rooms whose turn ended without it saying so (a
         crash, a stop, a refused edit) to its final state; returns how many were closed."""
         return await close_open_progress(
-            self.ctx.store, self.ctx.platform, serves=lambda room: self.serves(room.key)
+            self.ctx.store,
+            self.ctx.platform,
+            serves=lambda room: self.serves(room.key),
+            removes=removes_progress_of,
         )
 
     async def _scan_forever(self) -> None:

@@ -5,9 +5,9 @@ edit costs nothing, while queueing every edit behind the outbox would only delay
 Best effort: a platform error never fails a turn. Edits are throttled so a chatty agent does not
 run into the platform's rate limits.
 
-A turn that finished or failed has its progress message removed where the platform can (its
-output, or the failure, is a post of its own: one message per turn); elsewhere, and for an
-interrupted turn, the message is edited to say how the turn ended.
+A finished turn whose output is posted on its own (the pair's) has its progress message removed
+where the platform can: one message per turn. Elsewhere, and for a failed or interrupted turn,
+the message is edited to say how the turn ended.
 
 That last edit is not best effort: a message that says "working" after its turn ended lies. The
 message's id is kept on the turn (rooms/store/progress_rows.py) until its final edit (marked
@@ -32,9 +32,15 @@ MIN_EDIT_INTERVAL_S = 1.0
 _LINE_LIMIT = 300
 FINISHED, FAILED, INTERRUPTED = "finished", "failed", "was interrupted"
 _BY_STATUS = {"done": FINISHED, "failed": FAILED, "interrupted": INTERRUPTED}
-# A turn that ended with an output (or a failure notice) posted of its own: its progress message
-# goes, so the thread holds one message per turn. An interrupted one stays, saying so.
-REMOVED = frozenset({FINISHED, FAILED})
+
+
+def removes_progress(protocol: object) -> bool:
+    """Whether a finished turn of `protocol` has its output posted on its own (the pair's
+    `posts_each_turn`), so that its progress message goes: one message per turn. A failed or
+    interrupted turn's message stays, saying so; so does a deliberation's (its phase posts
+    sum its runs up, and the message is the one trace of each run)."""
+    return bool(getattr(protocol, "posts_each_turn", False))
+
 
 Remember = Callable[[str | None], Awaitable[None]]  # the message id, None once it is final
 
@@ -53,8 +59,11 @@ class Progress:
         role: str,
         seq: int,
         remember: Remember | None = None,
+        *,
+        remove_when_finished: bool = False,
     ) -> None:
         self._platform = platform
+        self._remove_when_finished = remove_when_finished
         self._room = room
         self._role = role
         self._seq = seq
@@ -74,9 +83,9 @@ class Progress:
         await self._send(text)
 
     async def finish(self, outcome: str) -> None:
-        """End the message: removed when the turn finished or failed (its output, or the
-        failure, is posted on its own: one message per turn), else edited to say how the turn
-        ended; once that went through, forget it. Raises nothing: a final edit that fails is
+        """End the message: removed when the turn finished and its output is posted on its own
+        (`remove_when_finished`: one message per turn), else edited to say how the turn ended;
+        once that went through, forget it. Raises nothing: a final edit that fails is
         made again at the engine's next start."""
         if self._message_id is None:
             return  # no progress was shown: nothing to close
@@ -87,7 +96,7 @@ class Progress:
             persona=self._role,
             edit_of=self._message_id,
             final=True,
-            remove=outcome in REMOVED,
+            remove=self._remove_when_finished and outcome == FINISHED,
         )
         try:
             await self._platform.deliver(message)
@@ -125,28 +134,33 @@ async def close_open_progress(
     *,
     task_id: int | None = None,
     serves: Callable[[RoomRef], bool] = lambda room: True,
+    removes: Callable[[str], bool] = lambda protocol: False,
 ) -> int:
     """Edit every progress message whose turn has ended but which does not say so (of one task,
-    or of every room this process serves) to its final state. Returns how many were closed."""
+    or of every room this process serves) to its final state; remove it instead when its turn
+    finished and `removes` says so of the task's protocol (by name). Returns how many."""
     closed = 0
     for open_ in await store.open_progress(task_id):
         if not serves(open_.room):
             continue
-        if await _close(store, platform, open_):
+        if await _close(store, platform, open_, removes):
             closed += 1
     return closed
 
 
-async def _close(store: ProgressStore, platform: Platform, p: OpenProgress) -> bool:
+async def _close(
+    store: ProgressStore, platform: Platform, p: OpenProgress, removes: Callable[[str], bool]
+) -> bool:
     outcome = _BY_STATUS.get(p.status, INTERRUPTED)
     text = final_text(p.role, p.seq, outcome)
+    remove = outcome == FINISHED and removes(p.protocol)
     message = Outbound(
         p.room,
         text,
         persona=p.role,
         edit_of=p.message_id,
         final=True,
-        remove=outcome in REMOVED,
+        remove=remove,
     )
     try:
         await platform.deliver(message)

@@ -121,17 +121,27 @@ async def run_turn(
     outcome: RunOutcome | None = None,
     *,
     turn_id: int | None = None,
+    remove_when_finished: bool = False,
 ) -> RunOutcome:
     """Run the turn into `outcome` (a fresh one when not given): a caller that passes its own
     still has what the run produced (output, usage) when the turn is cancelled. With `turn_id`,
-    its progress message is kept on the turn until it says how the turn ended."""
+    its progress message is kept on the turn until it says how the turn ended;
+    `remove_when_finished`: the turn's output is posted on its own, so a finished turn's
+    progress message goes (rooms/core/progress.py)."""
     outcome = outcome if outcome is not None else RunOutcome()
 
     async def remember(message_id: str | None) -> None:
         if turn_id is not None:
             await ctx.store.set_progress_message(turn_id, message_id)
 
-    progress = Progress(ctx.platform, room, spec.request.role, seq, remember)
+    progress = Progress(
+        ctx.platform,
+        room,
+        spec.request.role,
+        seq,
+        remember,
+        remove_when_finished=remove_when_finished,
+    )
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
     stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -22,6 +22,7 @@ class OpenProgress:
     status: str  # the turn's: done, failed, interrupted
     message_id: str
     room: RoomRef
+    protocol: str  # the task's
 
 
 class ProgressStore(StoreBase):
@@ -39,11 +40,11 @@ class ProgressStore(StoreBase):
             args = (task_id,)
         rows = await self._rows(
             "SELECT t.id, t.task_id, t.seq, t.role, t.status, t.progress_message, r.platform,"
-            " r.channel, r.thread FROM turns t JOIN tasks k ON k.id = t.task_id"
+            " r.channel, r.thread, k.protocol FROM turns t JOIN tasks k ON k.id = t.task_id"
             f" JOIN rooms r ON r.key = k.room WHERE {where} ORDER BY t.id",
             args,
         )
         return [
-            OpenProgress(r[0], r[1], r[2], r[3], r[4], r[5], RoomRef(r[6], r[7], r[8]))
+            OpenProgress(r[0], r[1], r[2], r[3], r[4], r[5], RoomRef(r[6], r[7], r[8]), r[9])
             for r in rows
         ]
