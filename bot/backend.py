@@ -28,9 +28,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from bot.engine_owned import OwnedEngineError, start_owned_engine, wants_owned_engine
+from bot.engine_owned import (
+    ContainersCannotRun,
+    OwnedEngineError,
+    cannot_run_file,
+    remembered_cannot_run,
+    start_owned_engine,
+    wants_owned_engine,
+)
 from bot.hardening import become_undumpable
-from bot.proxy import container_endpoint, running_proxy, server_tools_groups
+from bot.proxy import (
+    container_endpoint,
+    local_endpoint,
+    running_local_proxy,
+    running_proxy,
+    server_tools_groups,
+)
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from container.docker_backend import DockerBackend, connect
@@ -261,11 +274,18 @@ class TimeoutCeiling:
         return self.inner.run(spec.model_copy(update=capped))
 
 
+LOCAL_LINE = "backend local: the turns run as plain processes on this machine, unisolated"
+
+
 def announce(choice: BackendChoice, out: TextIO) -> None:
-    """The warning of an auto choice that fell back to local: on `out` (stderr), and in the log
-    when logging is configured (unconfigured logging would print it a second time)."""
+    """The start banner's backend line on `out` (stderr): the warning of an auto choice that
+    fell back to local (also in the log when logging is configured: unconfigured logging would
+    print it a second time), or one line for the local backend asked for; nothing for docker."""
     if choice.warning is None:
         log.info("backend %s (%s)", choice.kind, choice.reason)
+        if choice.kind == "local":
+            out.write(f"tribunal: {LOCAL_LINE} (TRIBUNAL_BACKEND=local)\n")
+            out.flush()
         return
     out.write(f"tribunal: {choice.warning}\n")
     out.flush()
@@ -277,16 +297,20 @@ def announce(choice: BackendChoice, out: TextIO) -> None:
 async def running_backend(
     settings: Settings, *, warn: TextIO
 ) -> AsyncIterator[tuple[Runner, BackendChoice]]:
-    """The chosen backend, ready for turns; for docker, the credential proxy is started and
-    this instance's containers are adopted on entry, and both are gone on exit."""
+    """The chosen backend, ready for turns, behind the credential proxy (started on entry,
+    stopped on exit: on loopback for local, on its socket for docker, where this instance's
+    containers are also adopted on entry and removed on exit)."""
     choice = await asyncio.to_thread(choose_backend, settings)
     async with contextlib.AsyncExitStack() as stack:
         engine_reachable = choice.probe is None or choice.probe.reachable
-        if choice.kind == "local" and wants_owned_engine(settings, engine_reachable):
+        remembered = remembered_cannot_run(settings) if settings.backend == "auto" else None
+        if choice.kind == "local" and not engine_reachable and remembered is not None:
+            choice = _without_owned_engine(choice, settings, ContainersCannotRun(remembered))
+        elif choice.kind == "local" and wants_owned_engine(settings, engine_reachable):
             try:
                 service, settings = await asyncio.to_thread(start_owned_engine, settings, warn)
             except OwnedEngineError as exc:
-                choice = _without_owned_engine(choice, exc)
+                choice = _without_owned_engine(choice, settings, exc)
             else:
                 stack.callback(service.stop)  # last out: after the containers are removed
                 choice = await asyncio.to_thread(choose_backend, settings)
@@ -296,7 +320,11 @@ async def running_backend(
             # runners' pipes, the environment), bot/hardening.py. For good: the process is
             # the bot, and its turns run locally from now on.
             become_undumpable()
-            yield make_backend(settings, choice), choice
+            # The local runners reach the models through the proxy too: it checks that each
+            # turn's final answer is the model's (container/proxy/finals.py).
+            local = await stack.enter_async_context(running_local_proxy(settings))
+            runner = ProxiedRunner(make_backend(settings, choice), local, local_endpoint(local))
+            yield runner, choice
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))
         backend = await stack.enter_async_context(_running_docker(settings, socket_folder))
@@ -309,9 +337,23 @@ async def running_backend(
         yield runner, choice
 
 
-def _without_owned_engine(choice: BackendChoice, exc: OwnedEngineError) -> BackendChoice:
-    """The local fallback's warning, saying also why the bot's own engine did not start."""
-    warning = f"{choice.warning} (the bot's own Podman did not start: {exc})"
+def _without_owned_engine(
+    choice: BackendChoice, settings: Settings, exc: OwnedEngineError
+) -> BackendChoice:
+    """The local fallback's warning when the bot's own engine could not be used: one line, the
+    real cause first, then what it means and the fix (issue 27 #4)."""
+    unisolated = "so the turns run as plain processes on this machine, NOT isolated"
+    quiet = "Set TRIBUNAL_BACKEND=local to run them so without this warning"
+    if isinstance(exc, ContainersCannotRun):
+        warning = (
+            f"WARNING: containers cannot run on this machine ({exc}), {unisolated}. {quiet} "
+            f"(found once, remembered in {cannot_run_file(settings)}: delete it to try again)."
+        )
+    else:
+        warning = (
+            f"WARNING: the bot's own Podman could not be made ready: {exc}; {unisolated}. "
+            f"{quiet}, or point DOCKER_HOST at a working engine."
+        )
     return dataclasses.replace(choice, warning=warning)
 
 

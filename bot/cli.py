@@ -162,7 +162,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _add_image(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from container.image import add_image_command  # `tribunal image build|fetch`
+    from bot.image_command import add_image_command  # `tribunal image build|fetch`
 
     add_image_command(sub)
 

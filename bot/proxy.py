@@ -1,11 +1,17 @@
-"""The credential proxy of the Docker backend (container/proxy/), as the bot runs it.
+"""The credential proxy (container/proxy/), as the bot runs it, for either backend.
 
 One proxy per bot process, started before the first turn and stopped after the last. It holds
 the model keys of the settings (ANTHROPIC_API_KEY, OPENAI_API_KEY) and forwards to their base
-URLs (ANTHROPIC_BASE_URL, OPENAI_BASE_URL; the public APIs when unset). It listens on a unix
-socket in `<TRIBUNAL_DATA>/proxy/` (mode 0711: the container user may reach the socket, not
-list the folder), which the runner containers mount read-only; a data folder whose path is too
-long for a socket address uses a folder of the instance's name under the temp dir instead.
+URLs (ANTHROPIC_BASE_URL, OPENAI_BASE_URL; the public APIs when unset). Every model turn goes
+through it, on both backends, because it is what checks that a turn's final answer is the
+model's (container/proxy/finals.py).
+
+- Docker backend: it listens on a unix socket in `<TRIBUNAL_DATA>/proxy/` (mode 0711: the
+  container user may reach the socket, not list the folder), which the runner containers mount
+  read-only; a data folder whose path is too long for a socket address uses a folder of the
+  instance's name under the temp dir instead.
+- Local backend: it listens on 127.0.0.1 (a free port), and the runners, processes of this
+  machine, are given that URL and their run token instead of the keys.
 """
 
 from __future__ import annotations
@@ -77,3 +83,20 @@ async def running_proxy(settings: Settings) -> AsyncIterator[tuple[CredentialPro
 def container_endpoint() -> ProxyEndpoint:
     """How the runners in the containers reach the proxy: its socket, forwarded on loopback."""
     return ProxyEndpoint(socket=f"{PROXY_MOUNT}/{SOCKET_NAME}")
+
+
+@contextlib.asynccontextmanager
+async def running_local_proxy(settings: Settings) -> AsyncIterator[CredentialProxy]:
+    """The started proxy on loopback, for the local backend's runners; stopped on exit."""
+    proxy = CredentialProxy(upstreams(settings))
+    await proxy.listen_tcp("127.0.0.1")
+    try:
+        yield proxy
+    finally:
+        await proxy.close()
+
+
+def local_endpoint(proxy: CredentialProxy) -> ProxyEndpoint:
+    """How the local backend's runners reach the proxy: its loopback URL."""
+    assert proxy.tcp_url is not None, "the proxy is not listening on TCP"
+    return ProxyEndpoint(url=proxy.tcp_url)

@@ -278,6 +278,10 @@ class _Run:
                     text=f"a process of this run was killed by the memory limit "
                     f"{backend.config.mem_limit}",
                 )
+            if status != 0:  # a runner exits 0 after its final (container/supervision.py)
+                died = output.died_after_final(f"exited with status {status}")
+                if died is not None:
+                    yield died
             return
         # A process of the run died by the memory limit: the runner itself (status 137), or a
         # child such as the agent CLI, after which the runner reports its own error.

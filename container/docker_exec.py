@@ -38,6 +38,15 @@ WRAPPER = (
     f'mkdir -p {PID_DIR} && echo $$ > {PID_DIR}/"$1".pid && shift && '
     '{ IFS= read -r _; exec "$@"; }'
 )
+# Every process but init, the idle sleep and the shell that runs this: what a run left behind after
+# its group was killed (processes that called setsid, as Claude Code's Bash tool does).
+_STRAYS = (
+    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
+    '[ "$p" = 1 ] || [ "$p" = $$ ] && continue; '
+    "c=$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null); "
+    '[ "$c" = "sleep infinity " ] && continue; '
+    "kill -s KILL $p 2>/dev/null; done; "
+)
 # `sh -c KILLER tribunal-kill <run id> <grace in tenths of a second>`: SIGTERM to the run's group,
 # SIGKILL once the grace is over (at once when the group is gone before), then every other process
 # but init, the idle sleep and this shell. Turns of one container run one at a time, so nothing
@@ -46,18 +55,16 @@ KILLER = (
     f'pg=$(cat {PID_DIR}/"$1".pid 2>/dev/null); '
     'if [ -n "$pg" ]; then kill -s TERM -- "-$pg" "$pg" 2>/dev/null; n=0; '
     'while [ "$n" -lt "$2" ] && kill -s 0 -- "-$pg" 2>/dev/null; do sleep 0.1; n=$((n+1)); done; '
-    'kill -s KILL -- "-$pg" "$pg" 2>/dev/null; fi; '
-    "for p in /proc/[0-9]*; do p=${p#/proc/}; "
-    '[ "$p" = 1 ] || [ "$p" = $$ ] && continue; '
-    "c=$(tr '\\0' ' ' < /proc/$p/cmdline 2>/dev/null); "
-    '[ "$c" = "sleep infinity " ] && continue; '
-    "kill -s KILL $p 2>/dev/null; done; "
-    f'rm -f {PID_DIR}/"$1".pid; true'
+    'kill -s KILL -- "-$pg" "$pg" 2>/dev/null; fi; ' + _STRAYS + f'rm -f {PID_DIR}/"$1".pid; true'
 )
-# Kills every recorded run: used when a container from an earlier bot process is reused.
+# Kills every recorded run and whatever else runs: used when a container from an earlier bot
+# process is reused (a bot killed mid-turn left its exec running, and nothing of ours runs in
+# the container yet), so a stray that left the run's group goes too (issue 27 #13).
 KILL_ALL = (
     f'for f in {PID_DIR}/*.pid; do [ -f "$f" ] || continue; '
-    'pg=$(cat "$f"); kill -s KILL -- "-$pg" "$pg" 2>/dev/null; rm -f "$f"; done; true'
+    'pg=$(cat "$f"); kill -s KILL -- "-$pg" "$pg" 2>/dev/null; rm -f "$f"; done; '
+    + _STRAYS
+    + "true"
 )
 
 # The memory cgroup's OOM-kill counter (cgroup v1, then v2), read from inside the container.

@@ -270,17 +270,24 @@ def _stream_text(chunks: Iterable[dict[str, Any]]) -> Iterator[str]:
             yield str(text)
 
 
-def add_image_command(sub: Any) -> None:
-    """Register `image build` and `image fetch` on an argparse subparsers object (bot/cli.py)."""
+def add_image_command(sub: Any, build_handler: Any = None) -> None:
+    """Register `image build` and `image fetch` on an argparse subparsers object. bot/cli.py
+    passes its own `build_handler`, which picks the engine the bot uses (and the base: None
+    when `--base` is not given)."""
     image = sub.add_parser("image", help="build the runner image (container/Dockerfile)")
     actions = image.add_subparsers(dest="image_command", metavar="ACTION", required=True)
     fetch = actions.add_parser("fetch", help="download the wheelhouse and the Codex CLI")
     fetch.set_defaults(handler=_fetch_command)
-    build = actions.add_parser("build", help="build the runner image on the DOCKER_HOST engine")
-    build.add_argument("--base", default=DEFAULT_BASE, help=f"base image (default {DEFAULT_BASE})")
+    if build_handler is None:
+        where, base_default, base_help = "the DOCKER_HOST engine", DEFAULT_BASE, DEFAULT_BASE
+    else:
+        where, base_default = "the engine the bot uses", None
+        base_help = f"{DEFAULT_BASE}, or the debootstrap base on the bot's own engine"
+    build = actions.add_parser("build", help=f"build the runner image on {where}")
+    build.add_argument("--base", default=base_default, help=f"base image (default {base_help})")
     build.add_argument("--tag", default=DEFAULT_TAG, help=f"image tag (default {DEFAULT_TAG})")
     build.add_argument("--context-dir", default=None, help="keep the build context here")
-    build.set_defaults(handler=_build_command)
+    build.set_defaults(handler=build_handler or _build_command)
 
 
 def _fetch_command(args: argparse.Namespace) -> int:

@@ -17,8 +17,10 @@ container/supervision.py):
   second terminal event: the same one again is dropped (logged), a different one is a
   `protocol` error after the answer, which fails the turn (someone else wrote into the pipe; the
   runner itself is not dumpable, runners/_io.py, and nor is the bot that runs turns on this
-  backend, bot/hardening.py). A failure after the answer (garbage, timeout,
-  exit status) is logged only, because the turn's answer is already in.
+  backend, bot/hardening.py). A failure after the answer (garbage, timeout) is logged only,
+  because the turn's answer is already in; but a runner that ends by itself with a non-zero
+  status or by a signal after a `final` fails the turn (`crashed` after it): it did not
+  answer as a runner does (container/supervision.py).
 - Blank stdout lines are ignored. Any other line that is not a RunEvent is a broken runner:
   error `protocol` and kill (runners keep stdout for the protocol alone; see runners/_io.py).
 - No event for `spec.idle_timeout_s` → `idle_timeout`; past `spec.hard_timeout_s` →
@@ -33,6 +35,9 @@ container/supervision.py):
 
 Processes that leave the group (`setsid`, as Claude Code's Bash tool does) are the runner's to
 clean up (it is a child subreaper, runners/_procs.py) — locally nothing else bounds them.
+
+The bot killed (SIGKILL, a crash): each runner gets SIGTERM from the kernel, its parent-death
+signal (container/parent_death.py), and ends its agent's processes as on the backend's SIGTERM.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from typing import Any
 
 from container.limits import TailBuffer, runner_env
+from container.parent_death import die_with_parent
 from container.sessions import kill_session
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
@@ -120,6 +126,7 @@ class LocalBackend:
                 cwd=spec.workspace,
                 env=env,
                 start_new_session=True,
+                preexec_fn=die_with_parent(),  # a killed bot takes its runners along
             )
         except OSError as exc:
             yield error(CRASHED, f"could not start the runner {self.argv(spec)!r}: {exc}")
@@ -146,6 +153,7 @@ class _Supervised:
         self.stderr = TailBuffer(backend.stderr_tail_bytes)
         self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes)
         self.stop_note = ""
+        self.stopped = False  # stopped by the backend (not ended by itself)
         self.clock = backend.clock or asyncio.get_running_loop().time
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -211,6 +219,10 @@ class _Supervised:
             for event in output.finish():
                 yield event
             await self._wait_exit(exit_task, min(start + spec.hard_timeout_s, clock() + 5))
+            if not self.stopped and proc.returncode != 0:
+                died = output.died_after_final(_exit_text(proc.returncode))
+                if died is not None:
+                    yield died
         finally:
             for task in (read_task, exit_task):
                 if task is not None and not task.done():
@@ -254,6 +266,7 @@ class _Supervised:
         proc = self.proc
         try:
             if proc.returncode is None:
+                self.stopped = True
                 _killpg(self.pgid, signal.SIGTERM)
                 try:
                     await asyncio.wait_for(proc.wait(), self.backend.kill_grace_s)

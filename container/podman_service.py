@@ -4,10 +4,10 @@ The bot starts one when no engine answers and Podman is installed (bot/engine_ow
 container tests start one per session (tests/fakes/podman.py). `PodmanService(state_dir)` keeps
 everything in `state_dir`: the socket (`podman.sock`), the containers.conf it is started with and
 its log (`service.log`) and its pid (`service.pid`). `start()` waits until the socket answers a
-ping; `stop()` ends only the process this object started. A service an earlier owner of the same
-folder left running (a bot killed with SIGKILL cannot stop it) is ended by the next `start()`: it
-is recognised by the pid file AND its command line naming this folder's socket, so no other
-process is ever touched.
+ping; `stop()` ends only the process this object started, and what is left of its session (its
+helpers). A service an earlier owner of the same folder left running (a bot killed with SIGKILL
+cannot stop it) is ended by the next `start()`: it is recognised by the pid file AND its command
+line naming this folder's socket, so no other process is ever touched.
 
 The containers.conf carries the two fixes Podman 4.3 needs on our machines (notes §10): runc
 instead of crun (crun fails on cgroup v1 hybrid hosts) and default ulimits lowered, with soft ==
@@ -24,6 +24,8 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+
+from container.sessions import kill_session
 
 CONTAINERS_CONF = """\
 [containers]
@@ -141,6 +143,9 @@ class PodmanService:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=grace_s)
+        # Its helpers (a build's or a container's processes it started) must not outlive it:
+        # the service leads a session of its own, so they are that session's members.
+        kill_session(process.pid)
         self.socket_path.unlink(missing_ok=True)
         (self.state_dir / PID_NAME).unlink(missing_ok=True)
 

@@ -10,7 +10,12 @@ accept from it is the same and lives here, free of process handling:
   runner writes one answer: two different ones mean someone else wrote into its pipe, and the
   engine fails a turn whose final is followed by an error, never "first wins");
 - a failure the backend detects (timeout, cap, crash, …) ends the run with the backend's own
-  `error`, unless the runner's terminal event already went out: then it is only logged.
+  `error`, unless the runner's terminal event already went out: then it is only logged;
+- but a runner that ends badly by itself after a `final` (killed by a signal, a non-zero exit
+  status: a runner exits 0 after its final, runners/_io.py) fails the turn with a `crashed`
+  error after it (`died_after_final`): an agent able to write into the runner's pipe (as root,
+  on the local backend) and then kill the runner, before the runner's own answer could
+  contradict it, must not close a task.
 
 The DockerBackend holds the runner's `error` back until the exec has exited, so that a run the
 memory limit killed can be reported as `out_of_memory` instead (`hold_error`).
@@ -23,6 +28,7 @@ from collections.abc import Iterator
 
 from container.limits import LineSplitter, OutputCapExceeded, parse_line
 from runners.protocol import (
+    CRASHED,
     HARD_TIMEOUT,
     IDLE_TIMEOUT,
     OUTPUT_CAP,
@@ -124,6 +130,15 @@ class RunnerOutput:
                 " something else wrote into its output",
             )
         ]
+
+    def died_after_final(self, how: str) -> RunEvent | None:
+        """The error for a runner that ended as `how` says (not 0: "was killed by SIGKILL",
+        "exited with status 3") after its `final`; None when its answer was no final or it
+        ended well (how is None)."""
+        if how is None or not self.answered or self.first is None or self.first.kind != "final":
+            return None
+        log.warning("the runner %s after its final answer", how)
+        return error(CRASHED, f"the runner {how} after its final answer: the answer is not used")
 
     def ending(self, failure: RunFailure, note: str = "") -> RunEvent | None:
         """The event that ends a run the backend failed (`note` is added to its text): the

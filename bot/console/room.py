@@ -29,11 +29,21 @@ from rooms.core.registry import by_command
 
 PLATFORM = "console"
 CHANNEL = "local"
-HELP = (
-    "commands: /approve, /reject (answer the open escalation), /stop (close the task), "
-    "/status, /arbitrate [now] [what to look at] (call the arbiter), /help, /quit; /debate "
-    "<decision>, /resolve <question>, /arena <question> open a deliberation; any other line is "
-    "a message to the room"
+# One command per line (issue 27 #6: one 300-character line was hard to read in a terminal).
+HELP = "\n".join(
+    [
+        "commands:",
+        "  /approve, /reject      answer the open escalation",
+        "  /stop                  close the task",
+        "  /status                where the task is",
+        "  /arbitrate [now] [what to look at]   call the arbiter",
+        "  /debate <decision>     open a debate",
+        "  /resolve <question>    settle a question with tests",
+        "  /arena <question>      ask a panel of experts",
+        "  /help                  this list",
+        "  /quit                  leave (the task stays open for the next start)",
+        "any other line is a message to the room",
+    ]
 )
 # Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
 # hands the whole line over, so every platform shares one parser.
@@ -115,7 +125,7 @@ class ConsoleRoom:
                 return True
             command = self._commands.get(word)
             if command is None:
-                self.platform.write(f"unknown command {text.split()[0]}; {HELP}")
+                self.platform.write(f"unknown command {text.split()[0]}; /help lists them")
                 return True
             return await command()
         room = await self._room_for_message()

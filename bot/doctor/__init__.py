@@ -10,7 +10,8 @@ owner (bot/doctor_isolation.py); the database.
 
 The checks of the settings' accounts and the database are in bot/doctor/config.py; those of the
 backend, the engine, the image and the runner binaries (and which of them are required) in
-bot/doctor/engine.py; each line is a bot/doctor/check.py `Check`.
+bot/doctor/engine.py, on the engine the bot really uses (bot/doctor/bots_engine.py); each line is
+a bot/doctor/check.py `Check`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.backend import probe_engine
+from bot.doctor.bots_engine import engine_to_check
 from bot.doctor.check import Check
 from bot.doctor.config import (
     check_credentials,
@@ -62,12 +63,12 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     from bot.discord.doctor import discord_checks  # late: discord.py is loaded only when needed
 
     yield from discord_checks(settings)
-    probe = probe_engine(settings, name=True)
-    backend, kind = check_backend(settings, probe)
-    yield backend
-    yield check_engine(settings, probe)
-    yield check_image(settings, probe)
-    yield from check_runners(settings, kind, probe)
+    with engine_to_check(settings) as found:
+        backend, kind = check_backend(found)
+        yield backend
+        yield check_engine(found)
+        yield check_image(found)
+        yield from check_runners(found.settings, kind, found.probe)
     if kind == "docker":
         yield from check_isolation(settings)
     yield check_database(settings)

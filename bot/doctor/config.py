@@ -11,16 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from bot.doctor.check import Check
+from bot.model_credentials import groups_using, missing_credentials
 from bot.settings import Settings
 from bot.settings_sections import GroupBase
 
 
-def _users_of(settings: Settings, agent: str) -> list[str]:
-    return [name for name, _, _, g in settings.all_groups() if agent in g.agents_in_use()]
-
-
 def check_credentials(settings: Settings) -> Check:
-    found, missing = [], []
+    found = []
     needs = {
         "claude": (settings.anthropic_api_key, settings.anthropic_base_url, "ANTHROPIC"),
         "codex": (settings.openai_api_key, settings.openai_base_url, "OPENAI"),
@@ -31,9 +28,10 @@ def check_credentials(settings: Settings) -> Check:
             found.append(f"{agent}: {prefix}_API_KEY")
         elif base_url:
             found.append(f"{agent}: {prefix}_BASE_URL {base_url}")
-        else:
-            groups = ", ".join(_users_of(settings, agent))
-            missing.append(f"set {prefix}_API_KEY (or {prefix}_BASE_URL) for {agent} ({groups})")
+    missing = [
+        f"{credential.how} for {agent} ({', '.join(groups_using(settings, agent))})"
+        for agent, credential in missing_credentials(settings).items()
+    ]
     if missing:
         return Check("credentials", False, "; ".join(missing))
     return Check("credentials", True, f"ok ({'; '.join(found)})")

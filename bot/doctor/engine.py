@@ -12,10 +12,15 @@ engine's `command` runner of resolve's tests, which an older image lacks); that 
 Podman (container start plus two binary starts), cheap enough for a one-off command and the
 only check that proves the binaries start in the image, which a label could not.
 
+The engine is the one the bot would really use (bot/doctor/bots_engine.py): DOCKER_HOST's, else
+with `auto` the bot's own Podman (running, or started for the check as the bot starts it), on
+which one probe container must run; the lines agree with each other: an engine that cannot run
+a container means local turns, and no image or runner check in it.
+
 Which checks are required depends on the settings: with `backend = "docker"` an unreachable
-engine or a missing image fails; with `auto` they are warnings (the bot falls back to local,
-unisolated turns), unless podman is installed: then the backend line says the bot starts its
-own engine (bot/engine_owned.py); with `local` the engine is only reported.
+engine, one that cannot run a container, or a missing image fails; with `auto` they are warnings
+(the bot falls back to local, unisolated turns, or builds the image on its own engine at its
+start); with `local` the engine is only reported.
 """
 
 from __future__ import annotations
@@ -36,16 +41,32 @@ from bot.backend import (
     choose_backend,
     short_reason,
 )
+from bot.doctor.bots_engine import EngineFound
 from bot.doctor.check import Check
-from bot.engine_owned import engine_folder, wants_owned_engine
 from bot.settings import Settings
 from container.docker_backend import connect
 
 VERSION_TIMEOUT_S = 60.0  # the first start of a 400 MB binary from a cold disk can be slow
 
 
-def check_backend(settings: Settings, probe: EngineProbe) -> tuple[Check, BackendKind | None]:
+def check_backend(found: EngineFound) -> tuple[Check, BackendKind | None]:
     """The backend the bot would use and why; None when the docker backend cannot work."""
+    settings, probe = found.settings, found.probe
+    unisolated = "local (auto), so the turns run unisolated on this host"
+    if found.cannot_run is not None and settings.backend != "local":
+        why = f"containers cannot run on this machine ({found.cannot_run})"
+        if settings.backend == "docker":
+            return Check(
+                "backend", False, f"docker (set by TRIBUNAL_BACKEND) cannot run: {why}"
+            ), None
+        text = f"{unisolated}: {why}; set TRIBUNAL_BACKEND=local to run them so knowingly"
+        return Check("backend", False, text, required=False), "local"
+    if found.owned_error is not None:
+        text = (
+            f"{unisolated}: {probe.why_not()}, and the bot's own Podman could not be made "
+            f"ready: {found.owned_error}"
+        )
+        return Check("backend", False, text, required=False), "local"
     try:
         choice = choose_backend(settings, lambda _: probe)
     except BackendUnavailable:
@@ -54,23 +75,21 @@ def check_backend(settings: Settings, probe: EngineProbe) -> tuple[Check, Backen
             False,
             f"docker (set by TRIBUNAL_BACKEND) cannot run: {probe.why_not()}: {probe.hint()}",
         ), None
-    if choice.warning is not None and wants_owned_engine(settings, probe.reachable):
-        sock = engine_folder(settings) / "podman.sock"
-        text = (
-            f"ok (docker on the bot's own Podman: {probe.why_not()}; podman is installed, so "
-            f"the bot starts its service on {sock} and builds the image there)"
-        )
+    if found.owned is not None:
+        where = f"the bot's own Podman at {probe.where} ({found.owned})"
+        if probe.image_id is None:
+            text = f"ok (docker on {where}; the bot builds the image {probe.image} at its start)"
+        else:
+            text = f"ok (docker on {where}, which has the image {probe.image})"
         return Check("backend", True, text), "docker"
     if choice.warning is not None:
-        text = (
-            f"local (auto), so the turns run unisolated on this host: {probe.why_not()}; "
-            f"to isolate them, {probe.hint()}"
-        )
+        text = f"{unisolated}: {probe.why_not()}; to isolate them, {probe.hint()}"
         return Check("backend", False, text, required=False), choice.kind
     return Check("backend", True, f"ok ({choice.kind}, {choice.reason})"), choice.kind
 
 
-def check_engine(settings: Settings, probe: EngineProbe) -> Check:
+def check_engine(found: EngineFound) -> Check:
+    settings, probe = found.settings, found.probe
     required = settings.backend == "docker"
     where = probe.where
     if not probe.reachable:
@@ -88,16 +107,26 @@ def check_engine(settings: Settings, probe: EngineProbe) -> Check:
         )
         return Check("engine", False, f"not reachable at {where}: {consequence}", required=False)
     name = f"{probe.engine}, " if probe.engine else ""
-    return Check("engine", True, f"ok ({name}API {probe.api_version} at {where})", required)
+    if found.cannot_run is not None:
+        text = f"{name}API {probe.api_version} at {where} answers, but cannot run a container"
+        return Check("engine", False, f"{text}: {found.cannot_run}", required)
+    ran = "" if settings.backend == "local" else "; a probe container ran"
+    return Check("engine", True, f"ok ({name}API {probe.api_version} at {where}{ran})", required)
 
 
-def check_image(settings: Settings, probe: EngineProbe) -> Check:
+def check_image(found: EngineFound) -> Check:
+    settings, probe = found.settings, found.probe
     image = settings.docker.image
     # Required only when the docker backend is asked for and the engine line did not fail yet.
-    required = settings.backend == "docker" and probe.reachable
+    required = settings.backend == "docker" and probe.reachable and found.cannot_run is None
     if not probe.reachable:
         return Check("image", False, f"{image}: not checked (no engine)", required=False)
+    if found.cannot_run is not None:
+        return Check("image", False, f"{image}: not checked (no container runs)", required=False)
     if probe.image_id is None:
+        if probe.image_error == "not found" and found.owned is not None:
+            what = f"{image} is missing on the bot's own engine: the bot builds it at its start"
+            return Check("image", False, what, required=False)
         if probe.image_error == "not found":
             what = f"{image} is missing on the engine: run `tribunal image build`"
         else:

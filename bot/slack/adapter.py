@@ -114,6 +114,7 @@ class SlackAdapter:
             raise ValueError("Socket Mode needs an app token (SLACK_APP_TOKEN)")
         if self.mode == "http" and not self.signing_secret:
             raise ValueError("HTTP mode needs the signing secret (SLACK_SIGNING_SECRET)")
+        quiet_unused_token_warning()
         self.app = AsyncApp(
             client=self.client,
             signing_secret=self.signing_secret or "",
@@ -395,3 +396,20 @@ class SlackAdapter:
         except SlackApiError as exc:  # a paced progress edit fails away from `deliver`
             self._watch(exc)
             raise
+
+
+class _UnusedTokenFilter(logging.Filter):
+    """Drops bolt's "As you gave `client` as well, `token` will be unused." (issue 27 #6): the
+    adapter hands bolt its own client, made from SLACK_BOT_TOKEN, and bolt reads that variable
+    again by itself and then warns, on every start, that what it read goes unused. Nothing for an
+    operator to act on; every other bolt message passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+_UNUSED_TOKEN_FILTER = _UnusedTokenFilter()
+
+
+def quiet_unused_token_warning() -> None:
+    logging.getLogger("slack_bolt.AsyncApp").addFilter(_UNUSED_TOKEN_FILTER)  # idempotent

@@ -14,7 +14,8 @@ counted) when its answer ends. A request is forwarded only when the budget is no
 either nothing else of the turn is in flight or its reservation fits beside the others'; else it
 waits for one of them to settle. A request forwarded alone may still pass the budget: the
 overshoot is bounded by one request. A grant also holds `slots`, its requests handled at once
-(`max_in_flight_per_run`): one more waits before its body is read.
+(`max_in_flight_per_run`): one more waits before its body is read. It also keeps the model's
+newest answer (container/proxy/answers.py), which the turn's final answer must be.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import asyncio
 import secrets
 from dataclasses import dataclass, field
 
+from container.proxy.answers import AnswerLog
 from runners.protocol import ModelAgent
 
 TOKEN_PREFIX = "tribunal-run-"
@@ -69,6 +71,8 @@ class Grant:
     in_flight: int = 0  # requests forwarded and not yet settled
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(8))
     _settled: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    # The model's newest answer, read from the relayed bytes: a turn's final must be it.
+    answers: AnswerLog = field(default_factory=AnswerLog)
 
     def over_budget(self) -> str | None:
         """Why the next request would pass the turn's budget, or None."""

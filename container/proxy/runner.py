@@ -14,7 +14,10 @@ Around every run of the inner backend (local or Docker):
   the model API's server tools through (container/proxy/policy.py), and its Codex runs are told
   to keep web search on (TRIBUNAL_SERVER_TOOLS=1, runners/codex.py); no other run has it;
 - a request refused for the budget ends the turn at once (the inner run is closed, which kills
-  it) with an `error` event of code `budget` and the proxy's reason.
+  it) with an `error` event of code `budget` and the proxy's reason;
+- the runner's `final` is replaced by the model's newest answer as the proxy relayed it, or by
+  an `error` of code `unverified` when the two differ (container/proxy/finals.py): the agent's
+  tools can write into the CLI's output, but not into what the model said.
 
 A `command` run (the engine's checks, runners/command.py) reaches no model: it gets no grant,
 no token and no proxy address, and loses every model variable all the same.
@@ -28,6 +31,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from container.proxy.finals import checked_final
 from container.proxy.grants import Grant, Spent
 from container.proxy.server import CredentialProxy
 from runners.protocol import BUDGET, RunEvent, RunSpec, error
@@ -115,6 +119,8 @@ class ProxiedRunner:
                 async for event in merged:
                     if event.kind == "usage":
                         continue  # the proxy's count replaces the runner's
+                    if event.kind == "final":  # the model's answer, or the turn fails
+                        event = checked_final(event, grant.answers.answer, grant.label)
                     # What the turn has spent so far goes ahead of each event: the engine
                     # knows it before the answer, and a turn cut short has it too.
                     usage = _usage(grant.spent.minus(reported))

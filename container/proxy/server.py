@@ -22,7 +22,9 @@ the key (container/proxy/grants.py). For each request the proxy:
    ignored), with the real key in place of the token, and streams the answer back chunk by
    chunk as it arrives (server-sent events are never buffered), reading the usage the API
    reports on the way (container/proxy/usage.py); when the answer ends, however it ends, the
-   reservation is settled with that usage, or with an estimate of an answer cut short.
+   reservation is settled with that usage, or with an estimate of an answer cut short. The
+   model's answer is read too (container/proxy/answers.py): the turn's final must be it
+   (container/proxy/finals.py).
 
 Revoking a grant also cuts the requests of that turn still in flight (and those waiting): a
 turn that has ended talks to no model. A runner that hangs up cuts its request too (the
@@ -45,6 +47,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from container.proxy.answers import AnswerTap
 from container.proxy.grants import Grant, Grants, Spent
 from container.proxy.limits import LINGER_S, BytePool, ConnectionGate, GatedServer, ProxyLimits
 from container.proxy.policy import Checked, Refusal, check
@@ -71,6 +74,8 @@ ROUTES: Mapping[tuple[str, str], Route] = {
     ("GET", "/v1/models"): Route("codex", False),
 }
 API_OF: Mapping[ModelAgent, str] = {"claude": ANTHROPIC, "codex": OPENAI}
+# The paths whose answers are the model's words (recorded per grant: container/proxy/answers.py).
+ANSWER_PATHS = frozenset({"/v1/messages", "/v1/responses"})
 
 # Not copied from the upstream's answer: hop-by-hop headers, and the length and encoding of a
 # body that aiohttp has already decompressed and that is re-sent in chunks. (What is copied
@@ -224,8 +229,11 @@ class CredentialProxy:
         api = API_OF[route.agent]
         grant = self.grants.find(_token(request, api))
         upstream = self.upstreams.get(route.agent)
-        if grant is None or grant.agent != route.agent or upstream is None:
+        if grant is None or grant.agent != route.agent:
             return api_error(api, 401, "authentication_error", "invalid run token")
+        if upstream is None:  # a live token: what is missing is the bot's credential
+            what = f"Tribunal proxy: the bot has no model credential for {route.agent}"
+            return api_error(api, 401, "authentication_error", what)
         reason = grant.over_budget()
         if reason is not None:
             return self._refuse_budget(api, grant, reason)
@@ -331,6 +339,7 @@ class CredentialProxy:
         grant.requests += 1
         self.forwarded += 1
         exchange.sent = True
+        tap: AnswerTap | None = grant.answers.ask() if request.path in ANSWER_PATHS else None
         try:
             async with self._session.request(
                 request.method, url, data=body or None, headers=headers, allow_redirects=False
@@ -339,6 +348,8 @@ class CredentialProxy:
                 # The model is read from the answer too (it names it).
                 meter = UsageMeter(api, streamed=streamed, model=checked.model, prices=self.prices)
                 exchange.meter, exchange.status = meter, answer.status
+                if tap is not None and answer.status == 200:
+                    tap.open(api, streamed=streamed)
                 response = web.StreamResponse(
                     status=answer.status,
                     headers={
@@ -355,8 +366,12 @@ class CredentialProxy:
                     if more:
                         chunk += more
                     meter.feed(chunk)
+                    if tap is not None:  # before the runner has the bytes
+                        tap.feed(chunk)
                     await response.write(chunk)
                 meter.finish()
+                if tap is not None:
+                    tap.finish()
                 await response.write_eof()
                 return response
         except (aiohttp.ClientConnectionError, TimeoutError) as exc:

@@ -1,7 +1,9 @@
 """A runner failure in the pair (DESIGN §3): a failed run is recorded with its code and reason
 and posted. The same role is retried once; a second consecutive failure asks the humans, naming
 the failure, rather than stopping silently.
-A turn the credential proxy stopped for the budget asks them at once, as a ceiling does.
+A turn the credential proxy stopped for the budget asks them at once, as a ceiling does; so
+does a turn that could not start because the deployment is wrong (`setup`: e.g. no model
+credential), which a retry would only fail the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
 from rooms.pair.states import CEILING, FAILED, FINALIZE, TABLE
-from runners.protocol import BUDGET
+from runners.protocol import BUDGET, SETUP
 
 
 def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -41,7 +43,7 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
             reason=what,
         )
         change.outbox.append(post(room, turn, f"⚠️ The {what}.", key="failed", persona="tribunal"))
-    elif task.failures >= 1:
+    elif task.failures >= 1 or code == SETUP:
         change.event = FAILED
         change.escalation = ask(
             task,
@@ -49,7 +51,12 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
             policy,
             table=TABLE,
             kind="failure",
-            question=f"the {turn.role}'s run failed twice in a row. Retry or close?",
+            question=(
+                f"the {turn.role}'s run cannot start until the bot's set-up is fixed. Retry "
+                "(once it is) or close?"
+                if code == SETUP
+                else f"the {turn.role}'s run failed twice in a row. Retry or close?"
+            ),
             reason=what,
         )
         change.outbox.append(post(room, turn, f"⚠️ The {what}.", key="failed", persona="tribunal"))

@@ -37,6 +37,7 @@ from bot.backend import (
 from bot.cli import EXIT_CONFIG, main
 from bot.settings import Settings, load_settings
 from container.local import LocalBackend
+from container.proxy.runner import ProxiedRunner
 from runners.protocol import RunEvent, RunRequest, RunSpec
 from tests.fakes.platform import RecordingAdapter
 
@@ -273,7 +274,7 @@ async def test_auto_without_an_engine_runs_locally(
     warn = io.StringIO()
     settings = load_settings(env_file=None)
     async with running_backend(settings, warn=warn) as (runner, choice):
-        assert isinstance(runner, LocalBackend)
+        assert isinstance(runner, ProxiedRunner) and isinstance(runner.inner, LocalBackend)
         assert choice.kind == "local" and choice.reason.startswith("auto: no Docker-API engine")
     assert warn.getvalue().startswith("tribunal: WARNING: the turns run as plain processes")
 
@@ -285,6 +286,9 @@ def test_auto_without_an_engine_warns_through_the_cli(
     env.update(
         DOCKER_HOST=closed_socket, TRIBUNAL_DATA=str(tmp_path / "data"), TRIBUNAL_CONSOLE__USER="a"
     )
+    # A key, so that the only line on stderr is the engine's (with none, the banner also names
+    # the missing credential: tests/bot/test_first_run.py).
+    env["ANTHROPIC_API_KEY"] = "sk-ant-test"
     done = subprocess.run(
         [str(TRIBUNAL), "chat"],
         input="/status\n",

@@ -23,6 +23,8 @@ TRIBUNAL = Path(sys.executable).parent / "tribunal"
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRIBUNAL_")}
     env.update(TRIBUNAL_DATA=str(tmp_path / "data"), TRIBUNAL_CONSOLE__USER="alice", **extra)
+    # This checkout's packages: the venv's script alone imports those of its editable install.
+    env.setdefault("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
     # These runs are about the console on the local backend, whatever engine this host has.
     env.setdefault("TRIBUNAL_BACKEND", "local")
     return env
@@ -41,7 +43,7 @@ def test_chat_without_a_task(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0] == "Tribunal console, you are alice; a new room. /help for commands."
     assert lines[1] == "no task yet: type one"
-    assert lines[2].startswith("commands: /approve")
+    assert lines[2:4] == ["commands:", "  /approve, /reject      answer the open escalation"]
     assert (tmp_path / "data" / "tribunal.db").is_file()  # the store was opened and migrated
     assert "Traceback" not in done.stderr
 
@@ -89,7 +91,10 @@ def test_serve_without_tokens_is_the_console(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Tribunal console")
-    assert done.stderr == ""
+    # The start banner only: the backend, and the model key this test does not give.
+    said = done.stderr.splitlines()
+    assert said[0].startswith("tribunal: backend local: "), done.stderr
+    assert all(s.startswith("tribunal: no model credential for ") for s in said[1:]), said
 
 
 def test_serve_with_a_slack_token_slack_refuses_says_so_and_exits(tmp_path: Path) -> None:

@@ -218,8 +218,14 @@ async def test_commands_without_a_task(settings: Settings, pipes: list[Pipe]) ->
     assert "no task yet" in out
     assert "nothing to approve" in out
     assert "no open task to stop" in out
-    assert "unknown command /frobnicate" in out
-    assert out.count("commands: /approve") == 2  # in the unknown-command reply and in /help
+    assert "unknown command /frobnicate; /help lists them" in out
+    # /help is a list, one command a line (issue 27 #6).
+    lines = out.splitlines()
+    start = lines.index("commands:")
+    assert lines[start + 1].startswith("  /approve, /reject ")
+    listed = lines[start + 1 : lines.index("any other line is a message to the room")]
+    assert len(listed) >= 8 and all(line.startswith("  /") for line in listed)
+    assert max(len(line) for line in listed) < 80
     assert runner.calls == []
 
 

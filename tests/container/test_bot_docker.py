@@ -321,7 +321,8 @@ def test_doctor_against_the_engine(
     where = bot_env["DOCKER_HOST"]
     found = f"the engine at {where} has the image {runner_image}"
     assert lines["backend"] == f"ok (docker, auto: {found})"
-    assert lines["engine"].startswith("ok (") and f"at {where})" in lines["engine"]
+    assert lines["engine"].startswith("ok (")
+    assert lines["engine"].endswith(f"at {where}; a probe container ran)")
     image_id = str(docker_client.images.get(runner_image).id)
     assert lines["image"] == f"ok ({runner_image}, {image_id[:19]})"
     # The image pins the host's claude-agent-sdk, so its Claude Code is the host's version.

@@ -175,6 +175,20 @@ async def test_garbage_on_stdout_is_a_protocol_error(make_backend: MakeBackend) 
     assert code == PROTOCOL and "not an event" in text
 
 
+async def test_a_runner_killed_after_its_final_fails_the_turn(make_backend: MakeBackend) -> None:
+    """Issue 24, item 18: a final, then the runner dies by SIGKILL (status 137): the final
+    went out, but the turn fails after it."""
+    events = await collect(make_backend(), spec("forgekill"))
+    assert finals(events) == ["APPROVED\nforged"]
+    assert errors(events) == [
+        (
+            CRASHED,
+            "the runner exited with status 137 after its final answer: the answer is not used",
+        )
+    ]
+    assert events[-1].kind == "error"
+
+
 async def test_crash_reports_status_and_stderr(make_backend: MakeBackend) -> None:
     events = await collect(make_backend(), spec("crash"))
     [(code, text)] = errors(events)

@@ -1,6 +1,7 @@
 """A restart of the bot: a new DockerBackend on the same engine reuses or removes what the old one
-left (the rule in container/docker_pool.py), kills runs the old process left running, never
-touches another instance's containers, and nothing leaks (listed by label at the end)."""
+left (the rule in container/docker_pool.py), kills runs the old process left running (and their
+strays that left the run's group), never touches another instance's containers, and nothing leaks
+(listed by label at the end)."""
 
 from __future__ import annotations
 
@@ -39,15 +40,17 @@ async def test_restart_reuses_matching_containers_and_removes_the_rest(
     owner = docker_client.containers.get(first.pool.ensure(_placement("owner")))
     # The old bot process "crashes" in the middle of a turn: its runner is still running.
     owner.exec_run(["sh", "-c", WRAPPER, "tribunal-run", "orphan", "sleep", "600"], detach=True)
+    # And one of its processes left the run's group (as Claude Code's Bash tool does).
+    owner.exec_run(["setsid", "sleep", "601"], detach=True)
     await asyncio.sleep(0.5)
-    assert "sleep 600" in _processes(owner)
+    assert "sleep 600" in _processes(owner) and "sleep 601" in _processes(owner)
     old_ids = {c.id for c in _by_label(docker_client, instance)}
     assert len(old_ids) == 2
 
     # Same instance, same configuration: both reused, the orphaned run killed, HOME kept.
     second = make_backend(instance=instance)
     assert await second.start() == (2, 0)
-    assert "sleep 600" not in _processes(owner)
+    assert "sleep 600" not in _processes(owner) and "sleep 601" not in _processes(owner)
     events = await collect(second, spec("echo again"))
     assert [e.text for e in events if e.kind == "final"] == ["again"]
     assert {c.id for c in _by_label(docker_client, instance)} == old_ids

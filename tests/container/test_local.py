@@ -355,6 +355,18 @@ async def test_an_agent_cannot_write_events_into_its_runners_pipe(tmp_path: Path
     assert not [e for e in events if e.kind == "error"], events
 
 
+async def test_a_runner_killed_after_a_final_fails_the_turn(tmp_path: Path) -> None:
+    """Issue 24, item 18: an agent that can write into the runner's pipe writes a valid final
+    reading APPROVED, then SIGKILLs the runner before its own answer can contradict it. The
+    final went out, but the runner did not end as a runner does: the turn fails."""
+    events = await collect(bad("forge_and_kill"), spec(tmp_path))
+    assert [e.kind for e in events] == ["final", "error"], events
+    assert events[1].code == CRASHED
+    assert events[1].text == (
+        "the runner was killed by SIGKILL after its final answer: the answer is not used"
+    )
+
+
 async def test_two_different_answers_are_a_protocol_error(tmp_path: Path) -> None:
     events = await collect(bad("two_answers", "different"), spec(tmp_path))
     assert [e.kind for e in events] == ["final", "error", "usage"]

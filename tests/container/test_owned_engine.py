@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 import socket
 import subprocess
@@ -32,6 +33,7 @@ from bot.settings import load_settings
 from container.image import CONTENT_KEY_LABEL
 from container.local import LocalBackend
 from container.podman_service import PodmanService, PodmanServiceError, answers
+from container.proxy.runner import ProxiedRunner
 
 pytestmark = pytest.mark.engine
 
@@ -145,11 +147,19 @@ async def test_auto_whose_own_engine_cannot_get_the_image_runs_locally_and_says_
     warn = io.StringIO()
     sock = data.resolve() / "engine" / "podman.sock"
     async with running_backend(load_settings(env_file=None), warn=warn) as (runner, choice):
-        assert isinstance(runner, LocalBackend) and choice.kind == "local"
+        assert (
+            isinstance(runner, ProxiedRunner)
+            and isinstance(runner.inner, LocalBackend)
+            and choice.kind == "local"
+        )
         assert service_processes(sock) == []  # stopped at once, not at close
     text = warn.getvalue()
-    assert "tribunal: WARNING: the turns run as plain processes" in text
-    assert "the bot's own Podman did not start" in text and "debootstrap is not installed" in text
+    [warning] = [line for line in text.splitlines() if "WARNING" in line]
+    assert warning.startswith(
+        "tribunal: WARNING: the bot's own Podman could not be made ready: the runner image "
+        "localhost/tribunal-absent-runner:none could not be built: debootstrap is not installed"
+    )
+    assert "NOT isolated" in warning and "Set TRIBUNAL_BACKEND=local" in warning
 
 
 async def test_backend_local_starts_no_engine(
@@ -160,9 +170,17 @@ async def test_backend_local_starts_no_engine(
     monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
     warn = io.StringIO()
     async with running_backend(load_settings(env_file=None), warn=warn) as (runner, choice):
-        assert isinstance(runner, LocalBackend) and choice.kind == "local"
+        assert (
+            isinstance(runner, ProxiedRunner)
+            and isinstance(runner.inner, LocalBackend)
+            and choice.kind == "local"
+        )
         assert not (tmp_path / "data" / "engine").exists()
-    assert warn.getvalue() == ""
+    # One line says what that means (issue 27 #6).
+    assert warn.getvalue() == (
+        "tribunal: backend local: the turns run as plain processes on this machine, "
+        "unisolated (TRIBUNAL_BACKEND=local)\n"
+    )
 
 
 @pytest.mark.usefixtures("small_inputs")
@@ -180,12 +198,18 @@ def test_a_missing_image_is_built_on_the_engine_with_progress_lines(
         ensure_runner_image(load_settings(env_file=None), out)
         image = docker_client.images.get(tag)  # the same image store as the session's engine
         assert CONTENT_KEY_LABEL in (image.labels or {})
-        assert out.getvalue().splitlines() == [
+        # A line per slow step as it starts, and one with its elapsed time when it ends.
+        fetching = "tribunal: fetching the runner image's inputs (wheels from PyPI, Codex from npm)"
+        building = f"tribunal: building {tag} FROM {base_image}"
+        lines = out.getvalue().splitlines()
+        assert lines[:2] == [
             f"tribunal: the engine has no image {tag}: building it (a few minutes the first time)",
-            "tribunal: fetching the runner image's inputs (wheels from PyPI, Codex from npm)",
-            f"tribunal: building {tag} FROM {base_image}",
-            f"tribunal: built {tag}",
+            fetching,
         ]
+        assert re.fullmatch(re.escape(fetching) + r": done in \d+ s", lines[2]), lines
+        assert lines[3] == building
+        assert re.fullmatch(re.escape(building) + r": done in (\d+ min )?\d+ s", lines[4]), lines
+        assert len(lines) == 5
         again = io.StringIO()
         ensure_runner_image(load_settings(env_file=None), again)
         assert again.getvalue() == ""  # present: nothing to say, nothing built

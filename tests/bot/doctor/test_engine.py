@@ -76,7 +76,7 @@ def test_claude_binary_is_the_bundled_one() -> None:
 
 class _FakeEngine(BaseHTTPRequestHandler):
     """Just enough of the Docker Engine API (as Podman 4.3 answers it) for version negotiation,
-    a ping, and an image lookup that finds no image."""
+    a ping, an image lookup that finds no image, and a probe container that runs."""
 
     def do_GET(self) -> None:  # noqa: N802 (the http.server API)
         path = self.path.split("?")[0]
@@ -90,12 +90,36 @@ class _FakeEngine(BaseHTTPRequestHandler):
                 "Components": [{"Name": "Podman Engine", "Version": "4.3.1"}],
             }
             self._send(200, json.dumps(body).encode(), "application/json")
+        elif path.endswith("/containers/probe0/json"):
+            self._send(200, b'{"Id":"probe0","Name":"/probe0"}', "application/json")
         elif "/images/" in path and path.endswith("/json"):
             name = path.split("/images/", 1)[1].removesuffix("/json")
             body = {"message": f"No such image: {name}"}
             self._send(404, json.dumps(body).encode(), "application/json")
         else:
             self.send_error(404)
+
+    def do_POST(self) -> None:  # noqa: N802
+        """The probe container (container/run_probe.py): an image import, a create, and a start
+        that fails as a runtime able to run containers fails for a program that is not there."""
+        path = self.path.split("?")[0]
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if path.endswith("/images/create"):
+            self._send(200, b'{"status":"sha256:0123"}\n', "application/json")
+        elif path.endswith("/containers/create"):
+            self._send(201, b'{"Id":"probe0","Warnings":[]}', "application/json")
+        elif path.endswith("/start"):
+            message = (
+                "runc: runc create failed: unable to start container process: exec: "
+                '"/tribunal-run-probe": stat /tribunal-run-probe: no such file or directory: OCI '
+                "runtime attempted to invoke a command that was not found"
+            )
+            self._send(500, json.dumps({"message": message}).encode(), "application/json")
+        else:
+            self.send_error(404)
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._send(204, b"", "application/json")
 
     def _send(self, status: int, body: bytes, kind: str) -> None:
         self.send_response(status)
@@ -127,7 +151,9 @@ def test_reachable_engine_without_the_image(
     monkeypatch.setenv("DOCKER_HOST", fake_engine)
     status, lines = doctor()
     assert status == 0, lines  # auto falls back to local: a warning, not a failure
-    assert lines["engine"] == f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine})"
+    assert lines["engine"] == (
+        f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine}; a probe container ran)"
+    )
     assert lines["image"] == (
         "tribunal-runner:latest is missing on the engine: run `tribunal image build`"
     )
@@ -148,7 +174,7 @@ def test_engine_from_toml_docker_host(
     monkeypatch.delenv("DOCKER_HOST")  # it would win over the file
     Path("tribunal.toml").write_text(f'[docker]\nhost = "{fake_engine}"\nimage = "mine:1"\n')
     status, lines = doctor()
-    assert lines["engine"] == f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine})"
+    assert lines["engine"].startswith(f"ok (Podman Engine 4.3.1, API 1.41 at {fake_engine}")
     assert lines["image"] == "mine:1 is missing on the engine: run `tribunal image build`"
 
 
@@ -194,23 +220,26 @@ def test_local_backend_needs_no_engine(healthy: Path, monkeypatch: pytest.Monkey
     assert lines["engine"] == f"not reachable at {NOWHERE}: not needed with TRIBUNAL_BACKEND=local"
 
 
-def test_auto_with_podman_installed_says_the_bot_starts_its_own(
+def test_auto_with_a_podman_that_cannot_serve_says_so_and_why(
     healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The doctor starts the bot's own Podman as the bot would; one that exits at once is a
+    local backend (a warning), with the reason, not an "ok" on the strength of a binary."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "podman").write_text("#!/bin/sh\nexit 1\n")  # the doctor only looks for it
+    (bin_dir / "podman").write_text("#!/bin/sh\necho 'Error: cannot serve here' >&2\nexit 1\n")
     (bin_dir / "podman").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{Path(sys.executable).parent}")
     status, lines = doctor()
     assert status == 0, lines
-    sock = (tmp_path / "data").resolve() / "engine" / "podman.sock"
+    log = (tmp_path / "data").resolve() / "engine" / "failure.log"
     assert lines["backend"] == (
-        f"ok (docker on the bot's own Podman: no Docker-API engine answers at {NOWHERE} (No such "
-        f"file or directory); podman is installed, so the bot starts its service on {sock} and "
-        "builds the image there)"
+        "local (auto), so the turns run unisolated on this host: no Docker-API engine answers "
+        f"at {NOWHERE} (No such file or directory), and the bot's own Podman could not be made "
+        "ready: its Podman service did not start: podman system service exited with 1: Error: "
+        f"cannot serve here (details in {log})"
     )
-    assert lines["runner claude"] == "not checked: no usable image"
+    assert lines["runner claude"].startswith("ok (")  # local turns: the host's binary counts
 
 
 def test_local_backend_never_counts_on_the_bots_podman(

@@ -2,9 +2,10 @@
 
 Run as the exec's runner: reads the RunRequest, whose prompt is a JSON object
 {"tcp": [[host, port], ...], "dns": [name, ...]}, starts the runner's loopback forwarder to the
-proxy socket (runners/_forward.py, as every real runner does), and answers with a final whose
-structured output says, for each target, "open" or the error; for the proxy, the HTTP status of
-a request with the run token and one with a wrong token; and the container's routes. A DNS
+proxy socket (runners/_forward.py, as every real runner does), and reports (as a progress event
+of JSON, then as a final's structured output), for each target, "open" or the error; for the
+proxy, the HTTP status of a request with the run token and one with a wrong token; and the
+container's routes. A DNS
 lookup is tried only when the container has no route at all, so a broken isolation cannot send
 the query anywhere.
 """
@@ -96,6 +97,9 @@ async def probe(plan):
 def main():
     request = json.loads(sys.stdin.readline())
     result = asyncio.run(probe(json.loads(request["prompt"])))
+    # The findings go out as progress too: the proxy refuses the final (it is not the model's
+    # answer, container/proxy/finals.py), the progress still reaches the test.
+    sys.stdout.write(json.dumps({"kind": "progress", "text": json.dumps(result)}) + "\n")
     sys.stdout.write(json.dumps({"kind": "final", "text": "probed", "structured": result}) + "\n")
     sys.stdout.flush()
 

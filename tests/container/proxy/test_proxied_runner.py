@@ -6,6 +6,7 @@ against the fake APIs, also through the loopback forwarder to the proxy's unix s
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,8 +17,9 @@ import pytest
 
 from container.local import LocalBackend
 from container.proxy import CredentialProxy
+from container.proxy.finals import NOT_FROM_MODEL
 from container.proxy.runner import ProxiedRunner, ProxyEndpoint
-from runners.protocol import BUDGET, RunEvent, RunSpec
+from runners.protocol import BUDGET, UNVERIFIED, RunEvent, RunSpec
 from tests.container.proxy.conftest import ANTHROPIC_KEY, OPENAI_KEY
 from tests.fakes import bad_runners
 from tests.fakes import messages_api as m
@@ -38,6 +40,15 @@ async def collect(runner: ProxiedRunner, spec: RunSpec) -> list[RunEvent]:
     return [event async for event in runner.run(spec)]
 
 
+def dumped_env(events: list[RunEvent]) -> dict[str, Any]:
+    """The environment env_dump saw (its progress event): its final is refused, since it asked
+    no model (container/proxy/finals.py)."""
+    (answer,) = [e for e in events if e.kind in ("final", "error")]
+    assert answer.code == UNVERIFIED and NOT_FROM_MODEL in answer.text, answer
+    env: dict[str, Any] = json.loads(only(events, "progress")[0].text)["env"]
+    return env
+
+
 def proxied(proxy: CredentialProxy, backend: LocalBackend | None = None) -> ProxiedRunner:
     assert proxy.tcp_url is not None
     return ProxiedRunner(backend or LocalBackend(), proxy, ProxyEndpoint(url=proxy.tcp_url))
@@ -55,7 +66,7 @@ async def test_the_run_gets_a_token_not_the_key(proxy: CredentialProxy, tmp_path
     real = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
     spec = live_spec("claude", tmp_path, real, role="owner", prompt="p")
     events = await collect(runner, spec)
-    env = only(events, "final")[0].structured["env"]  # type: ignore[index]
+    env = dumped_env(events)
     assert ANTHROPIC_KEY not in str(env) and OPENAI_KEY not in str(env)
     assert env["ANTHROPIC_API_KEY"].startswith("tribunal-run-")
     assert env["ANTHROPIC_BASE_URL"] == proxy.tcp_url
@@ -74,7 +85,7 @@ async def test_each_run_gets_a_fresh_token(proxy: CredentialProxy, tmp_path: Pat
     tokens = set()
     for agent in ("codex", "codex", "claude"):
         events = await collect(runner, live_spec(agent, tmp_path, {}, role="owner", prompt="p"))
-        env: dict[str, Any] = only(events, "final")[0].structured["env"]  # type: ignore[index]
+        env = dumped_env(events)
         tokens.add(env.get("TRIBUNAL_CODEX_API_KEY") or env["ANTHROPIC_API_KEY"])
     assert len(tokens) == 3
 

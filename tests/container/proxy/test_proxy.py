@@ -311,3 +311,19 @@ async def test_a_stopped_proxy_cuts_every_turn(
         await asyncio.wait_for(call, 3)
     with pytest.raises(anthropic.APIConnectionError):
         await client.messages.create(model="m", max_tokens=5, messages=USER)
+
+
+async def test_a_live_token_of_an_agent_type_without_credential_is_told_so(
+    responses_api: FakeResponsesAPI,
+) -> None:
+    """Issue 27 #1: no upstream for claude (no key, no base URL) is not "invalid run token"."""
+    proxy = CredentialProxy({"codex": Upstream(responses_api.base_url, OPENAI_KEY)})
+    await proxy.listen_tcp()
+    grant = proxy.issue("claude")
+    try:
+        with pytest.raises(anthropic.AuthenticationError) as caught:
+            await claude(proxy, grant.token).messages.create(model="m", max_tokens=5, messages=USER)
+        assert "the bot has no model credential for claude" in str(caught.value)
+        assert "invalid run token" not in str(caught.value)
+    finally:
+        await proxy.close()

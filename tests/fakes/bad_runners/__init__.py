@@ -19,11 +19,12 @@ NAMES = (
     "garbage",  # one progress event, then a line that is not JSON, then sleeps
     "ignore_sigterm",  # ignores SIGTERM, one progress event, sleeps forever
     "slow",  # N progress events spaced out, then a final (argv: count, delay)
-    "env_dump",  # a final whose structured output is its environment, cwd and request
+    "env_dump",  # its environment, cwd and request: as progress (JSON), then as a final
     "no_final",  # one progress event, exit 0
     "final_then_hang",  # a final, then keeps stdout open and sleeps
     "silent_exit",  # exits 0 at once without reading its request or printing
     "two_answers",  # two finals, the same or different ones (argv: same|different)
+    "forge_and_kill",  # its child writes a final APPROVED into its stdout, then SIGKILLs it
 )
 
 
