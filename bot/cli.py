@@ -55,8 +55,9 @@ def _serve(args: argparse.Namespace) -> int:
     from bot.serve import configured_adapters, serve, unavailable_platforms
 
     settings = _settings(args)
-    _log(args, settings, "INFO")
     adapters = configured_adapters(settings)
+    # A server logs what it does; the console room alone (no platform token) is `chat`.
+    _log(args, settings, "WARNING" if all(a.platform == "console" for a in adapters) else "INFO")
     missing = unavailable_platforms(settings)
     if missing:
         instead = "; opening the console room instead" if _has_console(adapters) else ""
@@ -194,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         default=None,
         help="what serve and chat log on stderr (default: TRIBUNAL_LOG_LEVEL, else INFO for "
-        "serve, WARNING for chat)",
+        "serve with Slack or Discord, WARNING for the console room)",
     )
     parser.add_argument(
         "--log-format",

@@ -1,7 +1,8 @@
 """The log of `tribunal serve` (and `chat`): Python's `logging`, set up once for our code and the
 platform libraries (slack_bolt, slack_sdk, discord.py, aiohttp).
 
-Level: `--log-level`, else TRIBUNAL_LOG_LEVEL, else the command's default (INFO for serve).
+Level: `--log-level`, else TRIBUNAL_LOG_LEVEL, else the command's default (INFO for serve with
+a platform, WARNING for chat and for serve with the console room alone: the room is on stdout).
 Format: one line per record, `time level logger: message` (and the traceback, indented by
 Python), or with TRIBUNAL_LOG_FORMAT=json (or `--log-format json`) one JSON object per line
 (`time`, `level`, `logger`, `message`, `exc` when there is a traceback), for a log collector.

@@ -155,12 +155,11 @@ class SlackAdapter:
         HTTP listener."""
         self._stopping = False
         self._refused = asyncio.get_running_loop().create_future()
-        me = await self._checked(BOT_TOKEN, self.client.auth_test())
+        me = await self._checked(BOT_TOKEN, "auth.test", self.client.auth_test())
         if self.mode == "socket":
             # The socket client would retry a refused app token every 10 s for ever, deaf.
-            await self._checked(
-                APP_TOKEN, self.client.apps_connections_open(app_token=self.app_token or "")
-            )
+            opened = self.client.apps_connections_open(app_token=self.app_token or "")
+            await self._checked(APP_TOKEN, "apps.connections.open", opened)
         self.poster.own = frozenset(
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
@@ -182,7 +181,7 @@ class SlackAdapter:
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
 
-    async def _checked(self, variable: str, call: Awaitable[Any]) -> Any:
+    async def _checked(self, variable: str, method: str, call: Awaitable[Any]) -> Any:
         try:
             return await call
         except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
@@ -191,7 +190,7 @@ class SlackAdapter:
                 raise TokenRefused(variable, code) from None
             error = exc.response.get("error") if isinstance(exc, SlackApiError) else exc
             raise SlackUnavailable(
-                [f"slack: the Web API at {self.client.base_url} failed at start: {error}"]
+                [f"slack: the Web API at {self.client.base_url} failed {method}: {error}"]
             ) from None
 
     async def finished(self) -> None:
