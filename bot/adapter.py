@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from rooms.base.model import Outbound
+from rooms.base.model import Outbound, RoomRef
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -48,6 +48,24 @@ class Finishing(Protocol):
     runs until one such adapter has finished, or, with none, until it is stopped (SIGTERM)."""
 
     async def finished(self) -> None: ...
+
+
+def click_failed(ref: str) -> str:
+    """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
+    return (
+        f"Something went wrong while handling your click, so it may not have counted (it is in "
+        f"the bot's log as {ref}). Try again in a moment, or reply `approve` / `reject` in the "
+        "thread."
+    )
+
+
+async def task_of(engine: Engine, room: RoomRef) -> str:
+    """ "task #N" for the room's open task, for a log line about an event that failed there."""
+    try:
+        task = await engine.open_task_in(room)
+    except Exception:  # the store is what failed, most likely: the line goes out without it
+        return "task unknown"
+    return f"task #{task.id}" if task is not None else "no open task"
 
 
 class UnservedPlatform(RuntimeError):

@@ -42,6 +42,7 @@ from rooms.core.registry import (
 from rooms.core.registry import by_command, protocol_for, specs
 from rooms.core.status import status_text
 from rooms.core.summons import acknowledgement, not_summonable
+from rooms.judge.quoting import inline_quote
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
@@ -356,11 +357,21 @@ async def _reply(
 _ESCALATION_ID = re.compile(r"[0-9]{1,18}")
 
 
+def unknown_action(action: str | None) -> str:
+    """The private answer to a click on a button this Tribunal does not know (an older card's,
+    a forged payload's): nothing changed, and how to answer instead."""
+    shown = inline_quote(action or "", 40)
+    return (
+        f"That button ({shown}) is not one I know, so nothing was changed. Use the Approve or "
+        "Reject button on the question's latest card, or reply `approve` / `reject` in the thread."
+    )
+
+
 async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     store, user = ctx.store, inbound.user
     value = inbound.action_value or ""
     if inbound.action not in ("approve", "reject"):
-        return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
+        return await _reply(ctx, inbound, policy, unknown_action(inbound.action), private=True)
     if not may_answer(policy, user, inbound.roles):
         return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
     # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.

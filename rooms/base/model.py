@@ -116,6 +116,15 @@ class Outbound:
     # Which delivery of the outbox row this is: above 1, an earlier one may have reached the
     # platform before the process died, so a platform that can look (Slack) checks first.
     attempt: int = 1
+    # With `attempt` > 1: the platform's id of the room's last message delivered before this one
+    # (None: none), where a platform that reads its thread back starts looking for this one.
+    after: str | None = None
+    # An edit that says how a turn ended (a progress message's last): never coalesced away
+    # like the edits before it; the platform sends it, in its turn, and raises if it cannot.
+    final: bool = False
+    # With `final`: the message has done its job (its turn's output follows as a post of its
+    # own): a platform that can delete it does; one that cannot shows `text`, as for any edit.
+    remove: bool = False
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,9 @@ from runners.protocol import RunSpec
 
 class PairProtocol:
     name = states.PROTOCOL
+    # Every turn's output is posted on its own, so a finished turn's progress message goes
+    # (rooms/core/progress.py: one message per turn).
+    posts_each_turn = True
     table: StateTable = states.TABLE
     command: str | None = None  # the default kind of task: any mention that is not a command
 
