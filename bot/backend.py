@@ -291,8 +291,15 @@ def announce(choice: BackendChoice, out: TextIO) -> None:
         return
     out.write(f"tribunal: {choice.warning}\n")
     out.flush()
-    if logging.getLogger().handlers or log.handlers:
+    if _logged_elsewhere(out):
         log.warning("%s", choice.warning)
+
+
+def _logged_elsewhere(out: TextIO) -> bool:
+    """Whether logging is configured and none of its handlers writes to `out`: only then is the
+    warning logged too (to a file, JSON lines elsewhere), else the person reads it twice."""
+    handlers = [*logging.getLogger().handlers, *log.handlers]
+    return bool(handlers) and all(getattr(h, "stream", None) is not out for h in handlers)
 
 
 @asynccontextmanager

@@ -48,8 +48,10 @@ def _help() -> str:
     """The console's commands, and the protocols' command words as the registry declares them."""
     openers = [(f"/{s.opening}", s.summary or "open one") for s in specs() if s.command]
     rows = [*_COMMANDS, *openers, *_LAST]
-    width = max(len(left) for left, _ in rows if len(left) <= 24)
-    lines = [f"  {left:<{width}}  {right}" for left, right in rows]
+    lines = [
+        f"  {left:<21}  {right}" if len(left) <= 21 else f"  {left}   {right}"
+        for left, right in rows
+    ]
     return "\n".join(["commands:", *lines, "any other line is a message to the room"])
 
 
