@@ -30,6 +30,7 @@ from typing import Any
 import aiosqlite
 
 from rooms.base.model import GroupPolicy, Inbound, RoomRef, Thresholds
+from rooms.base.open_caps import OpenCaps
 from rooms.engine import Engine
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
@@ -64,7 +65,12 @@ class InstantRunner:
 
 class OneGroup:
     def __init__(self) -> None:
-        self.policy = GroupPolicy(name="bench", thresholds=Thresholds(round_cap=50))
+        # No cap on open tasks: every room's task runs (with the defaults, 5 per person, most
+        # rooms were refused and the run measured refusals).
+        unbounded = OpenCaps(per_channel=1_000_000, per_person=1_000_000)
+        self.policy = GroupPolicy(
+            name="bench", thresholds=Thresholds(round_cap=50), open_caps=unbounded
+        )
 
     def for_room(self, room: RoomRef) -> GroupPolicy | None:
         return self.policy
