@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import resource
 import statistics
 import tempfile
@@ -31,6 +32,7 @@ import aiosqlite
 
 from rooms.base.model import GroupPolicy, Inbound, RoomRef, Thresholds
 from rooms.base.open_caps import OpenCaps
+from rooms.core.kept_history import KeptHistory
 from rooms.engine import Engine
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
@@ -40,8 +42,9 @@ from tests.fakes.platform import RecordingPlatform
 class InstantRunner:
     """Answers at once; records when each call started and ended, per task."""
 
-    def __init__(self, rounds: int) -> None:
+    def __init__(self, rounds: int, answer_bytes: int = 0) -> None:
         self.rounds = rounds
+        self.answer_bytes = answer_bytes  # each answer padded to about this size
         self.seen: dict[str, int] = defaultdict(int)  # task -> reviewer turns so far
         self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
 
@@ -58,19 +61,34 @@ class InstantRunner:
                 text = f"CHANGES_REQUESTED\n- finding {n}: handle case {n * 7} in parse()"
         else:
             text = f"DONE\nround {self.seen[task] + 1}: changed parse() for case {self.seen[task]}"
+        if self.answer_bytes:
+            text += _padding(self.answer_bytes - len(text), role, self.seen[task])
         yield RunEvent(kind="usage", input_tokens=100, output_tokens=20)
         yield RunEvent(kind="final", text=text)
         self.spans[task].append((started, time.perf_counter()))
 
 
+def _padding(size: int, role: str, n: int) -> str:
+    """Log-like lines (no finding, no marker), different in every answer: the detectors compare
+    answers, and a repeated one would send the task to the arbiter."""
+    seed = hashlib.sha256(f"{role} {n}".encode()).hexdigest()
+    line = "\nlog " + seed + " {}: " + seed[::-1]
+    out: list[str] = []
+    total, i = 0, 0
+    while total < size:
+        out.append(line.format(i))
+        total += len(out[-1])
+        i += 1
+    return "".join(out)
+
+
 class OneGroup:
-    def __init__(self) -> None:
+    def __init__(self, rounds: int = 50) -> None:
         # No cap on open tasks: every room's task runs (with the defaults, 5 per person, most
         # rooms were refused and the run measured refusals).
         unbounded = OpenCaps(per_channel=1_000_000, per_person=1_000_000)
-        self.policy = GroupPolicy(
-            name="bench", thresholds=Thresholds(round_cap=50), open_caps=unbounded
-        )
+        thresholds = Thresholds(round_cap=max(50, rounds + 2), max_turns=max(60, 2 * rounds + 4))
+        self.policy = GroupPolicy(name="bench", thresholds=thresholds, open_caps=unbounded)
 
     def for_room(self, room: RoomRef) -> GroupPolicy | None:
         return self.policy
@@ -101,14 +119,14 @@ class StatementCounter:
 
 
 async def run_engine(
-    db: Path, rooms: int, rounds: int
+    db: Path, rooms: int, rounds: int, *, answer_bytes: int = 0
 ) -> tuple[float, int, list[float], StatementCounter]:
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)
-    runner = InstantRunner(rounds)
+    runner = InstantRunner(rounds, answer_bytes)
     platform = RecordingPlatform()
-    engine = Engine(store, runner, platform, OneGroup())
+    engine = Engine(store, runner, platform, OneGroup(rounds))
     await engine.start()
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -135,6 +153,29 @@ async def run_engine(
         for cur, nxt in zip(spans, spans[1:], strict=False)
     ]
     return elapsed, sum(len(s) for s in runner.spans.values()), gaps, counted
+
+
+async def history_by_round(
+    tmp: Path, answer_bytes: int, rounds: int, *, kept: bool
+) -> tuple[float, float, int]:
+    """One task of `rounds` rounds with answers of `answer_bytes`: the overhead of a step (end of
+    one run to the start of the next) at its first rounds and at its last, as medians of three
+    steps each; `kept=False` reads the history from the store before every step, as before."""
+    if kept:
+        return await _history_by_round(tmp, answer_bytes, rounds)
+    real = KeptHistory.valid_for
+    KeptHistory.valid_for = lambda self, task: None  # type: ignore[method-assign]
+    try:
+        return await _history_by_round(tmp, answer_bytes, rounds)
+    finally:
+        KeptHistory.valid_for = real  # type: ignore[method-assign]
+
+
+async def _history_by_round(tmp: Path, answer_bytes: int, rounds: int) -> tuple[float, float, int]:
+    db = tmp / f"history-{answer_bytes}-{time.monotonic_ns()}.db"
+    _, turns, gaps, _ = await run_engine(db, 1, rounds, answer_bytes=answer_bytes)
+    first, last = statistics.median(gaps[:6]), statistics.median(gaps[-6:])
+    return first * 1000, last * 1000, turns
 
 
 async def run_floor(db: Path, writes: int, concurrency: int) -> tuple[float, float]:
@@ -171,6 +212,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", type=int, default=200)
     parser.add_argument("--turns", type=int, default=10, help="owner+reviewer turns per room")
+    parser.add_argument(
+        "--history-rounds",
+        type=int,
+        default=50,
+        help="rounds of the one-task runs with 4 KB and 1 MB answers (0: skip them)",
+    )
     args = parser.parse_args()
     rounds = max(1, args.turns // 2)
     with tempfile.TemporaryDirectory() as tmp:
@@ -204,6 +251,26 @@ async def main() -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if args.history_rounds:
+        await print_history(args.history_rounds)
+
+
+async def print_history(rounds: int) -> None:
+    """The step's overhead as the history grows: kept in memory (now) beside read from the store
+    before every step (before), in the same run."""
+    print(f"\nstep overhead, one task of {rounds} rounds (median of 6 steps at each end)")
+    print(
+        f"{'answers':>8} | {'history':>22} | {'first steps':>11} | {'last steps':>10} |"
+        f" {'last/first':>10}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for size, label in ((4 * 1024, "4 KB"), (1024 * 1024, "1 MB")):
+            for kept, how in ((False, "read every step (before)"), (True, "kept (now)")):
+                first, last, _ = await history_by_round(Path(tmp), size, rounds, kept=kept)
+                print(
+                    f"{label:>8} | {how:>22} | {first:>8.1f} ms | {last:>7.1f} ms |"
+                    f" {last / first:>9.2f}×"
+                )
 
 
 if __name__ == "__main__":
