@@ -19,8 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -47,9 +50,12 @@ class InstantRunner:
         self.answer_bytes = answer_bytes  # each answer padded to about this size
         self.seen: dict[str, int] = defaultdict(int)  # task -> reviewer turns so far
         self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        # The same spans in CPU time of the whole process (steadier than wall time on a loaded
+        # machine; the time the runner itself takes is outside them).
+        self.cpu_spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         task = spec.env.get("TRIBUNAL_TASK", spec.group)
         role = spec.request.role
         if role == "reviewer":
@@ -66,6 +72,7 @@ class InstantRunner:
         yield RunEvent(kind="usage", input_tokens=100, output_tokens=20)
         yield RunEvent(kind="final", text=text)
         self.spans[task].append((started, time.perf_counter()))
+        self.cpu_spans[task].append((cpu_started, time.process_time()))
 
 
 def _padding(size: int, role: str, n: int) -> str:
@@ -80,6 +87,9 @@ def _padding(size: int, role: str, n: int) -> str:
         total += len(out[-1])
         i += 1
     return "".join(out)
+
+
+LAST_RUNNER: InstantRunner | None = None  # the last run_engine's, for its CPU spans
 
 
 class OneGroup:
@@ -125,6 +135,8 @@ async def run_engine(
     counter = StatementCounter()
     await counter.attach(store)
     runner = InstantRunner(rounds, answer_bytes)
+    global LAST_RUNNER
+    LAST_RUNNER = runner
     platform = RecordingPlatform()
     engine = Engine(store, runner, platform, OneGroup(rounds))
     await engine.start()
@@ -157,10 +169,11 @@ async def run_engine(
 
 async def history_by_round(
     tmp: Path, answer_bytes: int, rounds: int, *, kept: bool
-) -> tuple[float, float, int]:
-    """One task of `rounds` rounds with answers of `answer_bytes`: the overhead of a step (end of
-    one run to the start of the next) at its first rounds and at its last, as medians of three
-    steps each; `kept=False` reads the history from the store before every step, as before."""
+) -> tuple[float, float, float, float]:
+    """One task of `rounds` rounds with answers of `answer_bytes`: the overhead of a round (an
+    owner step and a review step: from the end of one run to the start of the next, twice) at
+    its first five rounds and at its last five, as medians, in wall time and in CPU time of the
+    process; `kept=False` reads the history from the store before every step, as before."""
     if kept:
         return await _history_by_round(tmp, answer_bytes, rounds)
     real = KeptHistory.valid_for
@@ -171,11 +184,23 @@ async def history_by_round(
         KeptHistory.valid_for = real  # type: ignore[method-assign]
 
 
-async def _history_by_round(tmp: Path, answer_bytes: int, rounds: int) -> tuple[float, float, int]:
+async def _history_by_round(
+    tmp: Path, answer_bytes: int, rounds: int
+) -> tuple[float, float, float, float]:
     db = tmp / f"history-{answer_bytes}-{time.monotonic_ns()}.db"
-    _, turns, gaps, _ = await run_engine(db, 1, rounds, answer_bytes=answer_bytes)
-    first, last = statistics.median(gaps[:6]), statistics.median(gaps[-6:])
-    return first * 1000, last * 1000, turns
+    _, _, gaps, _ = await run_engine(db, 1, rounds, answer_bytes=answer_bytes)
+    assert LAST_RUNNER is not None
+    [spans] = LAST_RUNNER.cpu_spans.values()
+    cpu_gaps = [nxt[0] - cur[1] for cur, nxt in zip(spans, spans[1:], strict=False)]
+    wall = _ends(gaps)
+    cpu = _ends(cpu_gaps)
+    return wall[0] * 1000, wall[1] * 1000, cpu[0] * 1000, cpu[1] * 1000
+
+
+def _ends(gaps: list[float]) -> tuple[float, float]:
+    """The median overhead of a round (two steps) over the first five and the last five."""
+    by_round = [a + b for a, b in zip(gaps[0::2], gaps[1::2], strict=False)]
+    return statistics.median(by_round[:5]), statistics.median(by_round[-5:])
 
 
 async def run_floor(db: Path, writes: int, concurrency: int) -> tuple[float, float]:
@@ -218,7 +243,12 @@ async def main() -> None:
         default=50,
         help="rounds of the one-task runs with 4 KB and 1 MB answers (0: skip them)",
     )
+    parser.add_argument("--history-one", nargs=3, help=argparse.SUPPRESS)  # SIZE ROUNDS kept|read
     args = parser.parse_args()
+    if args.history_one:
+        size, history_rounds, how = args.history_one
+        await _history_one(int(size), int(history_rounds), how == "kept")
+        return
     rounds = max(1, args.turns // 2)
     with tempfile.TemporaryDirectory() as tmp:
         _, solo_turns, solo_gaps, solo_sql = await run_engine(Path(tmp) / "solo.db", 1, rounds)
@@ -258,19 +288,36 @@ async def main() -> None:
 async def print_history(rounds: int) -> None:
     """The step's overhead as the history grows: kept in memory (now) beside read from the store
     before every step (before), in the same run."""
-    print(f"\nstep overhead, one task of {rounds} rounds (median of 6 steps at each end)")
+    print(f"\noverhead per round, one task of {rounds} rounds (median of 5 rounds at each end)")
     print(
-        f"{'answers':>8} | {'history':>22} | {'first steps':>11} | {'last steps':>10} |"
-        f" {'last/first':>10}"
+        f"{'answers':>8} | {'history':>24} | {'wall: rounds 1-5':>16} | {'last 5':>9} |"
+        f" {'ratio':>6} | {'CPU: rounds 1-5':>15} | {'last 5':>9} | {'ratio':>6}"
     )
+    for size, label in ((4 * 1024, "4 KB"), (1024 * 1024, "1 MB")):
+        for kept, how in ((False, "read every step (before)"), (True, "kept (now)")):
+            w0, w1, c0, c1 = _history_in_a_process(size, rounds, kept)
+            print(
+                f"{label:>8} | {how:>24} | {w0:>13.1f} ms | {w1:>6.1f} ms | {w1 / w0:>5.2f}×"
+                f" | {c0:>12.1f} ms | {c1:>6.1f} ms | {c1 / c0:>5.2f}×"
+            )
+
+
+def _history_in_a_process(size: int, rounds: int, kept: bool) -> list[float]:
+    """`history_by_round` in a fresh process: a run that freed hundreds of MB leaves the
+    allocator in a state that changes the next run's timings (seen: 1.3× became 2.6×)."""
+    args = ["--history-one", str(size), str(rounds), "kept" if kept else "read"]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.bench_engine", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [float(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+async def _history_one(size: int, rounds: int, kept: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        for size, label in ((4 * 1024, "4 KB"), (1024 * 1024, "1 MB")):
-            for kept, how in ((False, "read every step (before)"), (True, "kept (now)")):
-                first, last, _ = await history_by_round(Path(tmp), size, rounds, kept=kept)
-                print(
-                    f"{label:>8} | {how:>22} | {first:>8.1f} ms | {last:>7.1f} ms |"
-                    f" {last / first:>9.2f}×"
-                )
+        print(json.dumps(list(await history_by_round(Path(tmp), size, rounds, kept=kept))))
 
 
 if __name__ == "__main__":
