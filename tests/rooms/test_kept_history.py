@@ -45,17 +45,24 @@ class Spy:
             stored = await observer.history(step.task.id)
         finally:
             await observer.close()
-        # The store has the turn that just began; the step's history is the one before it.
+        # The store has the turn that just began; the step's history is the one before it,
+        # with every message written before the turn began (a later one is for the next turn).
         expected = History(
             [t for t in stored.turns if t.id != turn.id],
-            stored.messages,
+            [m for m in stored.messages if m.before_seq <= turn.seq],
             stored.verdicts,
             stored.firings,
             stored.waited_s,
         )
         self.compared.append((turn.role, turn.seq))
         if step.history != expected:
-            self.differ.append(f"turn {turn.seq} ({turn.role}): {step.history} != {expected}")
+            kept, stored = step.history, expected
+            parts = [
+                f"{name}: {getattr(kept, name)} != {getattr(stored, name)}"
+                for name in ("turns", "messages", "verdicts", "firings", "waited_s")
+                if getattr(kept, name) != getattr(stored, name)
+            ]
+            self.differ.append(f"turn {turn.seq} ({turn.role}): " + "; ".join(parts))
 
 
 async def started(kit: object, calls: int) -> None:
