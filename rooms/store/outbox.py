@@ -6,6 +6,7 @@ marked sent, and the oldest pending row of each room, when due and free, is clai
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -107,17 +108,18 @@ class OutboxStore(StoreBase):
         platforms: frozenset[str] | None = None,
         limit: int = 32,
     ) -> tuple[list[OutboxRow], float | None]:
-        """One transaction, one round trip: mark `sent` ((row id, platform message id, when))
-        sent, then claim for `owner` the oldest pending row of each room (rooms in the order of
-        those rows) when it is due at `now` and not claimed by another deliverer, at most
-        `limit` of them (each is posted before the claim's `lease_s` ends). Returns the claimed
-        rows, `attempts` as before this claim, and when the first head row not yet due is due
-        (None: none is waiting)."""
+        """One round trip: mark `sent` ((row id, platform message id, when)) sent, then claim
+        for `owner` the oldest pending row of each room (rooms in the order of those rows) when
+        it is due at `now` and not claimed by another deliverer, at most `limit` of them (each
+        is posted before the claim's `lease_s` ends). The claim is one statement (atomic on its
+        own), so a round that only looks takes no write lock. Returns the claimed rows,
+        `attempts` as before this claim, and when the first head row not yet due is due (None:
+        none is waiting)."""
         where, args = _of_platforms(platforms)
 
         def run(db: sqlite3.Connection) -> tuple[list[OutboxRow], float | None]:
             if sent:
-                db.executemany(_MARK_SENT, [(message, at, row) for row, message, at in sent])
+                _mark_sent(db, sent)
             heads = db.execute(
                 "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
                 " JOIN rooms r ON r.key = o.room WHERE o.id IN"
@@ -140,13 +142,11 @@ class OutboxStore(StoreBase):
             }
             return [to_outbox(h) for h in due if h["id"] in taken], later
 
-        return await self._transact(run)
+        return await self._on_thread(run)
 
     async def mark_sent_all(self, sent: Sequence[tuple[int, str | None, float]]) -> None:
         """`mark_sent` for several rows ((row id, platform message id, when)), one round trip."""
-        await self._transact(
-            lambda db: db.executemany(_MARK_SENT, [(m, at, row) for row, m, at in sent])
-        )
+        await self._on_thread(lambda db: _mark_sent(db, sent))
 
     async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
         """Take one pending row for delivery so that two deliverers do not post it both."""
@@ -176,6 +176,22 @@ _MARK_SENT = (
     "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
     " claimed_until=NULL, last_error=NULL WHERE id=?"
 )
+
+
+def _mark_sent(db: sqlite3.Connection, sent: Sequence[tuple[int, str | None, float]]) -> None:
+    """Mark rows sent: one statement for one row, else one transaction."""
+    values = [(message, at, row) for row, message, at in sent]
+    if len(values) == 1:
+        db.execute(_MARK_SENT, values[0])
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.executemany(_MARK_SENT, values)
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.OperationalError):
+            db.execute("ROLLBACK")
+        raise
 
 
 def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...]]:
