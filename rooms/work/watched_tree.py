@@ -57,7 +57,7 @@ from rooms.work.inotify import (
     Inotify,
 )
 
-MAX_KEPT_FILES = 400_000  # ~100 MB of entries and keys across every kept workspace
+MAX_KEPT_FILES = 150_000  # ~100 MB (~700 bytes a file: entry, key, digest part)
 MAX_KEPT_TREES = 256
 _SELF_GONE = IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT
 
