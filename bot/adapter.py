@@ -9,13 +9,14 @@ platform, so one process can serve the console, Slack and Discord on one engine 
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from rooms.base.model import Outbound
+from rooms.base.model import Outbound, RoomRef
 
 if TYPE_CHECKING:
-    from bot.settings import Settings
     from rooms.engine import Engine
 
 
@@ -47,6 +48,24 @@ class Finishing(Protocol):
     runs until one such adapter has finished, or, with none, until it is stopped (SIGTERM)."""
 
     async def finished(self) -> None: ...
+
+
+def click_failed(ref: str) -> str:
+    """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
+    return (
+        f"Something went wrong while handling your click, so it may not have counted (it is in "
+        f"the bot's log as {ref}). Try again in a moment, or reply `approve` / `reject` in the "
+        "thread."
+    )
+
+
+async def task_of(engine: Engine, room: RoomRef) -> str:
+    """ "task #N" for the room's open task, for a log line about an event that failed there."""
+    try:
+        task = await engine.open_task_in(room)
+    except Exception:  # the store is what failed, most likely: the line goes out without it
+        return "task unknown"
+    return f"task #{task.id}" if task is not None else "no open task"
 
 
 class UnservedPlatform(RuntimeError):
@@ -81,20 +100,130 @@ class Router:
 
 
 # -- the registry ---------------------------------------------------------------------------------
-# Each platform module registers a factory when it is imported (`bot/platforms.py` imports them
-# all): given the settings, it returns its adapter, or None when the platform is not configured
-# (no token). `tribunal serve` starts every adapter whose factory returns one.
+# Each platform package declares itself when it is imported (`bot/platforms.py` imports them all):
+# a `PlatformSpec` names its adapter factory, the settings it reads (and which of them are
+# secrets), its doctor checks and its app manifest. bot/settings.py builds the platform's section
+# and variables from it, and the secrets are kept out of every runner (bot/backend.py hands them
+# to container/) and refused as a reference model's key (bot/settings_references.py).
+#
+# The package's `__init__` holds only the declaration: its factory and doctor checks are named
+# as "module:function" and loaded when used, so that the settings can read every declaration
+# before any adapter (which needs the settings) is imported.
 
-AdapterFactory = Callable[["Settings"], "Adapter | None"]
-_FACTORIES: dict[str, AdapterFactory] = {}
+# Given the settings (bot.settings.Settings), the adapter, or None when the platform is not
+# configured (no token). `tribunal serve` starts every adapter whose factory returns one.
+AdapterFactory = Callable[[Any], "Adapter | None"]
 
 
-def register(platform: str, factory: AdapterFactory) -> None:
-    if platform in _FACTORIES and _FACTORIES[platform] is not factory:
-        raise ValueError(f"platform {platform!r} registered twice")
-    _FACTORIES[platform] = factory
+@dataclass(frozen=True)
+class PlatformSetting:
+    """One setting of a platform: `key` in its `[<platform>]` section of tribunal.toml (the
+    field `<platform>_<key>` of the settings), read from the environment variable `variable`
+    too. A `secret` is never shown, never handed to a runner, never a reference model's key."""
+
+    key: str
+    variable: str
+    secret: bool = False
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    """A chat platform as the rest of the bot sees it.
+
+    `factory`: the adapter factory, or "module:function" naming it. `token`: the key of the
+    setting that, set, means the platform is configured. `doctor`: "module:function" of its
+    `tribunal doctor` checks (Settings -> Check…), and `status` of its line in the platforms'
+    check (Settings -> (what is configured, what is missing)), both optional. `manifest`: the
+    file people create the platform's app from, if it has one. `title`: its name in prose.
+    `approver`: the pattern a person's id (or group's) has in its inbound events, and how to
+    say it, so that an approver no event can carry is refused when the settings load
+    (bot/settings_approvers.py); None: any id is taken as written."""
+
+    name: str
+    factory: AdapterFactory | str
+    settings: tuple[PlatformSetting, ...] = ()
+    token: str | None = None
+    doctor: str | None = None
+    status: str | None = None
+    manifest: str | None = None
+    title: str = ""
+    approver: tuple[str, str] | None = None
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The environment variables of its secrets."""
+        return tuple(s.variable for s in self.settings if s.secret)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(s.variable for s in self.settings)
+
+    def field(self, key: str) -> str:
+        """The settings field of one of its keys: `slack_bot_token`."""
+        return f"{self.name}_{key}"
+
+    def token_variable(self) -> str | None:
+        return next((s.variable for s in self.settings if s.key == self.token), None)
+
+
+_SPECS: dict[str, PlatformSpec] = {}
+_ALL_DECLARED = False
+
+
+def register(platform: str | PlatformSpec, factory: AdapterFactory | None = None) -> None:
+    """Declare a platform: its `PlatformSpec`, or (tests) a name and a factory alone."""
+    if isinstance(platform, str):
+        if factory is None:
+            raise ValueError(f"platform {platform!r}: a factory is needed")
+        platform = PlatformSpec(platform, factory)
+    current = _SPECS.get(platform.name)
+    if current is not None and current.factory is not platform.factory:
+        raise ValueError(f"platform {platform.name!r} registered twice")
+    _SPECS[platform.name] = platform
+
+
+def unregister(name: str) -> None:
+    """Forget a platform (tests that declare one of their own)."""
+    _SPECS.pop(name, None)
+
+
+def all_declared() -> None:
+    """Said by bot/platforms.py once it has imported every platform package."""
+    global _ALL_DECLARED
+    _ALL_DECLARED = True
+
+
+def platforms_declared() -> bool:
+    """Whether bot/platforms.py has run: until then the settings cannot know the platforms'."""
+    return _ALL_DECLARED
+
+
+def platform_specs() -> list[PlatformSpec]:
+    """Every declared platform, in the order they were declared (import bot.platforms first)."""
+    return list(_SPECS.values())
+
+
+def platform_secrets() -> frozenset[str]:
+    """Every declared platform's secret variables: never for a runner, never a model key."""
+    return frozenset(name for spec in _SPECS.values() for name in spec.secrets)
+
+
+def load(reference: str) -> Any:
+    """The object a "module:function" reference names, its module imported now."""
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def registered() -> dict[str, AdapterFactory]:
-    """The factories registered so far, by platform name (import bot.platforms first)."""
-    return dict(_FACTORIES)
+    """The factories declared so far, by platform name (import bot.platforms first). A factory
+    whose module cannot be imported (its SDK is not installed in this build) is left out:
+    `tribunal serve` names such a platform when its token is set (bot/serve.py)."""
+    factories: dict[str, AdapterFactory] = {}
+    for spec in _SPECS.values():
+        try:
+            factories[spec.name] = (
+                load(spec.factory) if isinstance(spec.factory, str) else spec.factory
+            )
+        except ModuleNotFoundError:
+            continue
+    return factories

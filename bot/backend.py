@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from bot.adapter import platform_secrets
 from bot.engine_owned import (
     ContainersCannotRun,
     OwnedEngineError,
@@ -240,7 +241,7 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
     # away from the data folder: an agent's HOME must not be where the database is.
     homes = runner_homes(settings)
     homes.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return LocalBackend(homes=str(homes))
+    return LocalBackend(homes=str(homes), secrets=platform_secrets())
 
 
 def runner_homes(settings: Settings) -> Path:
@@ -255,6 +256,7 @@ def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None
         connect(settings.docker_host),
         docker_config(settings, proxy_socket_dir),
         concurrency=settings.docker.concurrency,
+        secrets=platform_secrets(),
     )
 
 
@@ -289,8 +291,15 @@ def announce(choice: BackendChoice, out: TextIO) -> None:
         return
     out.write(f"tribunal: {choice.warning}\n")
     out.flush()
-    if logging.getLogger().handlers or log.handlers:
+    if _logged_elsewhere(out):
         log.warning("%s", choice.warning)
+
+
+def _logged_elsewhere(out: TextIO) -> bool:
+    """Whether logging is configured and none of its handlers writes to `out`: only then is the
+    warning logged too (to a file, JSON lines elsewhere), else the person reads it twice."""
+    handlers = [*logging.getLogger().handlers, *log.handlers]
+    return bool(handlers) and all(getattr(h, "stream", None) is not out for h in handlers)
 
 
 @asynccontextmanager

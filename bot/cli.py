@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import bot.platforms  # noqa: F401  (declares the platforms: the settings read them)
 from bot.adapter import Adapter
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
@@ -30,6 +31,15 @@ Handler = Callable[[argparse.Namespace], int]
 
 def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(args.config)
+
+
+def _log(args: argparse.Namespace, settings: Settings, default_level: str) -> None:
+    """The log for a long-running command (bot/logs.py), with every token kept out of it."""
+    from bot.logs import configure_logging, secrets_of
+
+    configure_logging(
+        args.log_level, args.log_format, default_level=default_level, secrets=secrets_of(settings)
+    )
 
 
 # -- serve / chat ---------------------------------------------------------------------------------
@@ -47,6 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     settings = _settings(args)
     adapters = configured_adapters(settings)
+    # A server logs what it does; the console room alone (no platform token) is `chat`.
+    _log(args, settings, "WARNING" if all(a.platform == "console" for a in adapters) else "INFO")
     missing = unavailable_platforms(settings)
     if missing:
         instead = "; opening the console room instead" if _has_console(adapters) else ""
@@ -81,7 +93,13 @@ def _add_chat(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_false",
         help="hand each line to the room at once, even while agents work",
     )
-    parser.set_defaults(handler=lambda args: _run_console(_settings(args), args.lockstep))
+    parser.set_defaults(handler=_chat)
+
+
+def _chat(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    _log(args, settings, "WARNING")  # the room is on stdout; only what needs a look on stderr
+    return _run_console(settings, args.lockstep)
 
 
 def _run_console(settings: Settings, lockstep: bool | None = None) -> int:
@@ -171,6 +189,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="FILE",
         help="settings file to read instead of ./tribunal.toml",
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        default=None,
+        help="what serve and chat log on stderr (default: TRIBUNAL_LOG_LEVEL, else INFO for "
+        "serve with Slack or Discord, WARNING for the console room)",
+    )
+    parser.add_argument(
+        "--log-format",
+        type=str.lower,
+        choices=("text", "json"),
+        default=None,
+        help="one line per record as text, or as JSON (default: TRIBUNAL_LOG_FORMAT, else text)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in SUBCOMMANDS:

@@ -39,9 +39,7 @@ def group_policy(name: str, group: GroupBase) -> GroupPolicy:
         allow_same_model=group.arbiter.allow_same_model,
         # In the console room everything typed is for Tribunal: nothing to mention.
         address="type" if name == CONSOLE_GROUP else GroupPolicy.address,
-        arena=group.arena,
-        debate=group.debate,
-        resolve=group.resolve,
+        protocol_limits=group.protocol_limits(),
     )
 
 

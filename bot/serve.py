@@ -2,7 +2,8 @@
 
 `configured_adapters` asks each registered factory (bot/platforms.py imports them all) for its
 adapter; `serve` opens the app with all of them and runs until an adapter that can end on its
-own (the console, at /quit or end of input) has ended, or until SIGTERM.
+own has ended (the console, at /quit or end of input; Slack or Discord when the platform refuses
+the token for good: that ends `serve` with a settings error, exit 78), or until SIGTERM.
 """
 
 from __future__ import annotations

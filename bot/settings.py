@@ -38,6 +38,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as LibrarySettingsError
 
+from bot.adapter import platform_specs, platforms_declared
 from bot.settings_sections import (
     _GROUP_NAME,
     CONSOLE_CHANNEL,
@@ -59,6 +60,19 @@ def _alias(*names: str) -> Any:
     return Field(None, validation_alias=AliasChoices(*names))
 
 
+def _platform_fields() -> dict[str, Any]:
+    """Each declared platform's settings fields and their types (a secret is a SecretStr)."""
+    return {
+        spec.field(s.key): SecretStr | None if s.secret else str | None
+        for spec in platform_specs()
+        for s in spec.settings
+    }
+
+
+def _platform_variables() -> dict[str, str]:
+    return {spec.field(s.key): s.variable for spec in platform_specs() for s in spec.settings}
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="TRIBUNAL_",
@@ -78,12 +92,9 @@ class Settings(BaseSettings):
     # Days the store keeps event ids, delivered posts and closed tasks' usage rows; 0: forever.
     retention_days: int = Field(DEFAULT_RETENTION_DAYS, ge=0, le=MAX_RETENTION_DAYS)
 
-    slack_bot_token: SecretStr | None = _alias("SLACK_BOT_TOKEN")
-    slack_app_token: SecretStr | None = _alias("SLACK_APP_TOKEN")
-    slack_signing_secret: SecretStr | None = _alias("SLACK_SIGNING_SECRET")
-    slack_api_url: str | None = _alias("SLACK_API_URL")
-    discord_bot_token: SecretStr | None = _alias("DISCORD_BOT_TOKEN")
-    discord_api_url: str | None = _alias("DISCORD_API_URL")
+    # Each declared platform's settings (bot/adapter.py PlatformSpec) are fields too, added by
+    # `load_settings` (`_settings_class`): `slack_bot_token`, read from SLACK_BOT_TOKEN or
+    # `[slack] bot_token`. Its own code reads them with `platform_value`.
     anthropic_api_key: SecretStr | None = _alias("ANTHROPIC_API_KEY")
     anthropic_base_url: str | None = _alias("ANTHROPIC_BASE_URL")
     openai_api_key: SecretStr | None = _alias("OPENAI_API_KEY")
@@ -152,13 +163,20 @@ class Settings(BaseSettings):
         return {agent for *_, group in self.all_groups() for agent in group.agents_in_use()}
 
     def platforms_configured(self) -> list[str]:
-        """Chat platforms with a token, in the order `serve` starts them."""
-        platforms = []
-        if self.slack_bot_token is not None:
-            platforms.append("slack")
-        if self.discord_bot_token is not None:
-            platforms.append("discord")
-        return platforms
+        """Chat platforms with a token, in the order they were declared."""
+        return [
+            spec.name
+            for spec in platform_specs()
+            if spec.token is not None and self.platform_value(spec.name, spec.token) is not None
+        ]
+
+    def platform_value(self, platform: str, key: str) -> str | None:
+        """A declared platform's setting (`[<platform>] <key>` or its variable), a secret's
+        value revealed: for that platform's own code. None when unset."""
+        value = getattr(self, f"{platform}_{key}", None)
+        if isinstance(value, SecretStr):
+            return value.get_secret_value()
+        return None if value is None else str(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,13 +190,6 @@ _SECTIONS: dict[str, dict[str, str]] = {
         "http_port": "http_port",
         "retention_days": "retention_days",
     },
-    "slack": {
-        "bot_token": "slack_bot_token",
-        "app_token": "slack_app_token",
-        "signing_secret": "slack_signing_secret",
-        "api_url": "slack_api_url",
-    },
-    "discord": {"bot_token": "discord_bot_token", "api_url": "discord_api_url"},
     "anthropic": {"api_key": "anthropic_api_key", "base_url": "anthropic_base_url"},
     "openai": {"api_key": "openai_api_key", "base_url": "openai_base_url"},
 }
@@ -207,9 +218,20 @@ class TribunalTomlSource(TomlConfigSettingsSource):
         return normalize_toml(raw, str(file_path))
 
 
+def _sections() -> dict[str, dict[str, str]]:
+    """The sections above, and each declared platform's: [slack] bot_token = "…"."""
+    platforms = {
+        spec.name: {s.key: spec.field(s.key) for s in spec.settings}
+        for spec in platform_specs()
+        if spec.settings
+    }
+    return {**_SECTIONS, **platforms}
+
+
 def normalize_toml(raw: dict[str, Any], source: str) -> dict[str, Any]:
     """Flat field names for sections and §11 names; a ConfigFileError for an unknown key."""
-    fields = set(Settings.model_fields)
+    fields = set(Settings.model_fields) | set(_platform_fields())
+    sections = _sections()
     out: dict[str, Any] = {}
     for key, value in raw.items():
         lower = key.lower()
@@ -217,12 +239,12 @@ def normalize_toml(raw: dict[str, Any], source: str) -> dict[str, Any]:
             value = dict(value)
             out["docker_host"] = value.pop("host")
             out["docker"] = value
-        elif lower in _SECTIONS and isinstance(value, dict):
+        elif lower in sections and isinstance(value, dict):
             for sub, sub_value in value.items():
-                if sub not in _SECTIONS[lower]:
-                    known = ", ".join(_SECTIONS[lower])
+                if sub not in sections[lower]:
+                    known = ", ".join(sections[lower])
                     raise ConfigFileError(f"{source}: {lower}.{sub}: unknown setting ({known})")
-                out[_SECTIONS[lower][sub]] = sub_value
+                out[sections[lower][sub]] = sub_value
         elif lower in _FLAT_NAMES:
             out[_FLAT_NAMES[lower]] = value
         elif lower in fields:
@@ -242,11 +264,12 @@ def load_settings(
     """Settings from every source. `config`: a TOML file other than ./tribunal.toml (it must
     exist); `env_file=None` skips `.env` (tests). Raises SettingsError, never a traceback's
     worth of pydantic."""
-    cls: type[Settings] = Settings
-    if config is not None:
-        if not config.is_file():
-            raise SettingsError([f"settings: {config}: config file not found"])
-        cls = _with_toml_file(config)
+    if not platforms_declared():
+        # Without them a platform's token would be silently ignored: a bug, not a setting.
+        raise RuntimeError("import bot.platforms before loading the settings")
+    if config is not None and not config.is_file():
+        raise SettingsError([f"settings: {config}: config file not found"])
+    cls = _settings_class(config)
     try:
         settings = cls(_env_file=env_file, **overrides)
     except ValidationError as exc:
@@ -313,9 +336,17 @@ def files_inside_workspaces(settings: Settings, toml: Path, env_file: Path | Non
     return problems
 
 
-def _with_toml_file(path: Path) -> type[Settings]:
-    config = SettingsConfigDict(**{**Settings.model_config, "toml_file": path})  # type: ignore[typeddict-item]
-    return type("Settings", (Settings,), {"model_config": config})
+def _settings_class(toml: Path | None) -> type[Settings]:
+    """`Settings` with every declared platform's fields, reading `toml` (None: the default)."""
+    namespace: dict[str, Any] = {
+        "__module__": __name__,
+        "__annotations__": _platform_fields(),
+        **{name: _alias(variable) for name, variable in _platform_variables().items()},
+    }
+    if toml is not None:
+        config = SettingsConfigDict(**{**Settings.model_config, "toml_file": toml})  # type: ignore[typeddict-item]
+        namespace["model_config"] = config
+    return type("Settings", (Settings,), namespace)
 
 
 def describe_errors(exc: ValidationError) -> list[str]:

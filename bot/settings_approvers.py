@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import re
 
-SLACK_USER_ID = re.compile(r"[UW][A-Z0-9]+")
-DISCORD_SNOWFLAKE = re.compile(r"[0-9]{17,20}")
-_SHAPES = {
-    "slack": (SLACK_USER_ID, "a Slack user id such as U024BE7LH (U… or W…)"),
-    "discord": (DISCORD_SNOWFLAKE, "a Discord user or role id (17 to 20 digits)"),
-}
+from bot.adapter import platform_specs
 
 
 def approver_problems(platform: str, approvers: list[str]) -> list[str]:
-    """What is wrong with a Slack or Discord group's approvers (empty: nothing)."""
-    shape, wanted = _SHAPES[platform]
+    """What is wrong with a chat group's approvers (empty: nothing), by the shape of an id its
+    platform declares (bot/adapter.py PlatformSpec.approver)."""
+    declared = next((s.approver for s in platform_specs() if s.name == platform), None)
+    if declared is None:
+        return []
+    pattern, wanted = declared
+    shape = re.compile(pattern)
     return [
         f"approvers: {approver!r} can match nobody: use {wanted}"
         for approver in approvers

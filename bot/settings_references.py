@@ -28,12 +28,24 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from bot.adapter import platform_secrets, platform_specs
 from rooms.references.port import REFERENCE_APIS
 
 ReferenceAPI = Literal["anthropic", "openai-chat", "openai-responses"]
 assert set(REFERENCE_APIS) == set(ReferenceAPI.__args__)  # type: ignore[attr-defined]
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_NOT_MODEL_KEYS = ("SLACK_", "DISCORD_", "TRIBUNAL_", "DOCKER_")
+# Variables that are never a model's key: the bot's own settings, the container engine's, and
+# every chat platform's (by the prefix of its name, and each secret it declares: bot/adapter.py).
+_NOT_MODEL_KEYS = ("TRIBUNAL_", "DOCKER_")
+
+
+def _not_a_model_key(variable: str) -> bool:
+    upper = variable.upper()
+    chats = [spec for spec in platform_specs() if spec.token is not None]
+    prefixes = (*_NOT_MODEL_KEYS, *(f"{spec.name.upper()}_" for spec in chats))
+    return upper.startswith(prefixes) or upper in platform_secrets()
+
+
 _REFERENCE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -67,7 +79,7 @@ class ReferenceSettings(BaseModel):
                 f"the name of an environment variable, not the key itself (got {len(value)} "
                 "characters that are not a variable name)"
             )
-        if value.upper().startswith(_NOT_MODEL_KEYS):
+        if _not_a_model_key(value):
             # The key is sent to the reference's base URL: never a chat platform's token.
             raise ValueError(f"{value} is not a model API key: use a variable of its own")
         return value

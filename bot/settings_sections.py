@@ -9,20 +9,29 @@ import getpass
 import hashlib
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from bot.adapter import platform_specs
 from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
-from rooms.arena.limits import ArenaLimits
-from rooms.base.markers import Role
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
-from rooms.debate.limits import DebateLimits
-from rooms.resolve.limits import ResolveLimits
+from rooms.base.words import OWNER, REVIEWER
+from rooms.core.registry import prompt_roles, specs
+from rooms.judge.detector_spec import Threshold
+from rooms.judge.detectors import DETECTORS
 from runners.protocol import ModelAgent
 
 DEFAULT_TOML = Path("tribunal.toml")
@@ -34,20 +43,44 @@ _GROUP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _INSTANCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
-# Roles whose prompt a group may replace: the pair's and the protocols' (prompts.PROTOCOL_ROLES).
-PromptRole = Literal[
-    Role,
-    "arena-moderator",
-    "arena-researcher",
-    "arena-expert",
-    "arena-synthesizer",
-    "debate-frame",
-    "debate-advocate",
-    "debate-challenger",
-    "debate-referee",
-    "resolve-positions",
-    "resolve-tests",
-]
+def _prompt_role(role: str) -> str:
+    """A role whose prompt a group may replace: the protocols declare theirs in the registry
+    (rooms.core.registry.ProtocolSpec.prompt_roles). Refused as a choice among them, in the
+    words every other choice is refused with."""
+    known = prompt_roles()
+    if role not in known:
+        expected = ", ".join(repr(r) for r in known[:-1]) + f" or {known[-1]!r}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return role
+
+
+PromptRole = Annotated[str, AfterValidator(_prompt_role)]
+
+
+def _chat_platform(name: str) -> str:
+    """A declared chat platform (bot/adapter.py PlatformSpec with a token: not the console),
+    refused as a choice among them in the words every other choice is refused with."""
+    known = [spec.name for spec in platform_specs() if spec.token is not None]
+    if name not in known:
+        expected = ", ".join(repr(p) for p in known[:-1]) + f" or {known[-1]!r}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return name
+
+
+ChatPlatform = Annotated[str, AfterValidator(_chat_platform)]
+
+
+def _detector_thresholds() -> list[Threshold]:
+    return [t for spec in DETECTORS for t in spec.thresholds]
+
+
+def _protocol_sections() -> dict[str, type]:
+    """Each registered protocol's limits model, by its section of a group's settings."""
+    return {spec.section: spec.limits for spec in specs() if spec.limits is not None}
 
 
 class SettingsError(Exception):
@@ -87,16 +120,14 @@ class ThresholdSettings(_Section):
     """rooms.base.model.Thresholds, field for field: the deadlock detectors and the task
     ceilings."""
 
-    stagnation_repeats: int = Field(Thresholds.stagnation_repeats, ge=1)
-    repeated_findings_rounds: int = Field(Thresholds.repeated_findings_rounds, ge=1)
-    findings_similarity: float = Field(Thresholds.findings_similarity, ge=0.0, le=1.0)
-    unchanged_rounds: int = Field(Thresholds.unchanged_rounds, ge=1)
-    round_cap: int = Field(Thresholds.round_cap, ge=1)
+    # Each detector's thresholds, as it declares them (rooms/judge/detectors.py DETECTORS):
+    # added while the class is built, so a new detector's setting needs no edit here.
+    __annotations__.update({t.setting: type(t.default) for t in _detector_thresholds()})
+    vars().update(
+        {t.setting: Field(t.default, ge=t.ge, gt=t.gt, le=t.le) for t in _detector_thresholds()}
+    )
+    # The engine's own cap, not a detector's: arbitrations per task, then people decide.
     max_arbitrations: int = Field(Thresholds.max_arbitrations, ge=0)
-    max_turns: int = Field(Thresholds.max_turns, ge=1)
-    max_wall_s: float = Field(Thresholds.max_wall_s, gt=0)
-    max_tokens: int = Field(Thresholds.max_tokens, ge=1)
-    max_cost_usd: float = Field(Thresholds.max_cost_usd, gt=0)
 
     def to_thresholds(self) -> Thresholds:
         return Thresholds(**self.model_dump())
@@ -139,11 +170,12 @@ class GroupBase(_Section):
     commit_max_file_mb: int = Field(
         GroupPolicy.max_commit_file_bytes // (1024 * 1024), ge=1, le=4096
     )
-    # The deliberation protocols' limits: the dataclasses in rooms/ hold the defaults and check
-    # them; unknown keys are errors here too.
-    arena: ArenaLimits = ArenaLimits()
-    debate: DebateLimits = DebateLimits()
-    resolve: ResolveLimits = ResolveLimits()
+    # The protocols' limits, one section each (`[groups.<name>.<protocol>]`), as the registry
+    # declares them (rooms.core.registry.ProtocolSpec.limits): the dataclasses in rooms/ hold the
+    # defaults and check them; unknown keys are errors here too. Added while the class is built,
+    # so that a protocol registered before the settings are read has its section with no edit here.
+    __annotations__.update(_protocol_sections())
+    vars().update({section: model() for section, model in _protocol_sections().items()})
     # Context that does not grow (rooms/pair/sessions): how long an owner/reviewer session is
     # resumed (turns; characters of turn outputs it has read), and the characters of turns
     # quoted in full in a fresh prompt (older ones get one line each).
@@ -178,7 +210,7 @@ class GroupBase(_Section):
     def _arbiter_is_another_model(self) -> GroupBase:
         if self.arbiter.allow_same_model or self.arbiter.model is None:
             return self
-        for role, cfg in (("owner", self.owner), ("reviewer", self.reviewer)):
+        for role, cfg in ((OWNER, self.owner), (REVIEWER, self.reviewer)):
             if (cfg.agent, cfg.model) == (self.arbiter.agent, self.arbiter.model):
                 raise ValueError(
                     f"arbiter.model {self.arbiter.model!r} is also the {role}'s: the arbiter "
@@ -203,6 +235,10 @@ class GroupBase(_Section):
             raise ValueError("prompt file not found: " + ", ".join(missing))
         return value
 
+    def protocol_limits(self) -> dict[str, Any]:
+        """Each registered protocol's limits for this group, by protocol name."""
+        return {spec.name: getattr(self, spec.section) for spec in specs() if spec.limits}
+
     def agents_in_use(self) -> set[str]:
         roles = [self.owner, self.reviewer, self.arbiter, self.deliberation or self.arbiter]
         return {role.agent for role in roles}
@@ -211,7 +247,7 @@ class GroupBase(_Section):
 class GroupSettings(GroupBase):
     """A registered chat channel (DESIGN §2): which platform, which channel."""
 
-    platform: Literal["slack", "discord"]
+    platform: ChatPlatform
     channel: str = Field(min_length=1)
 
     @model_validator(mode="after")

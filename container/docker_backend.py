@@ -44,7 +44,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -80,10 +80,12 @@ RUNNER_COMMAND = ("python3", "-P", "-m", "runners")
 OOM_STATUS = 137  # SIGKILL; the memory cgroup's OOM killer is the only other sender
 
 
-def exec_env(*layers: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+def exec_env(
+    *layers: Mapping[str, str], secrets: Iterable[str] = ()
+) -> tuple[dict[str, str], list[str]]:
     """The exec's environment from the layers (later wins), and the names refused: the
     LocalBackend's rule (container/limits.py) with nothing taken from the host."""
-    return runner_env({}, *layers, allowed=())
+    return runner_env({}, *layers, allowed=(), secrets=frozenset(secrets))
 
 
 def connect(docker_host: str | None = None, timeout: int = 120) -> Any:
@@ -111,8 +113,11 @@ class DockerBackend:
         stderr_tail_bytes: int = 4096,
         exit_wait_s: float = 5.0,
         kill_grace_s: float = 3.0,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.client = client
+        # The chat platforms' declared secrets, from bot/: never in an exec's environment.
+        self.secrets = frozenset(secrets)
         self.config = config or DockerConfig()
         self.pool = ContainerPool(client, self.config)
         self.env = {**DEFAULT_ENV, **(env or {})}
@@ -150,7 +155,7 @@ class DockerBackend:
                 yield event
 
     async def _run_one(self, spec: RunSpec) -> AsyncGenerator[RunEvent, None]:
-        env, refused = exec_env(self.env, spec.env)
+        env, refused = exec_env(self.env, spec.env, secrets=self.secrets)
         if refused:
             log.warning("not passed to the container: %s", ", ".join(sorted(refused)))
         placement = _placement(spec)

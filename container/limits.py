@@ -7,7 +7,7 @@ and tests can check them without starting anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from runners.protocol import ProtocolError, RunEvent, decode_event
@@ -35,24 +35,33 @@ HOST_ENV_ALLOWED = (
 
 # Never handed to a runner, from any source (host, backend or run env): chat platform tokens and
 # secrets by their usual names, and the container engine's address (a runner that could reach
-# the engine could leave its container).
+# the engine could leave its container). The secrets each platform declares come on top, as data
+# from bot/ (bot/adapter.py PlatformSpec, through the backends' `secrets`): this package imports
+# nothing of the bot's, so a new platform's secret needs no edit here.
 _FORBIDDEN = re.compile(r"^(SLACK_|DISCORD_|DOCKER_)|_(BOT_TOKEN|APP_TOKEN|SIGNING_SECRET)$")
 
 
-def is_forbidden(name: str) -> bool:
-    return bool(_FORBIDDEN.search(name.upper()))
+def is_forbidden(name: str, secrets: Collection[str] = ()) -> bool:
+    """Whether `name` must stay out of a runner: by its shape, or one of the declared
+    `secrets` (variable names, any case)."""
+    upper = name.upper()
+    return bool(_FORBIDDEN.search(upper)) or upper in {s.upper() for s in secrets}
 
 
 def runner_env(
-    host: Mapping[str, str], *layers: Mapping[str, str], allowed: Iterable[str] = HOST_ENV_ALLOWED
+    host: Mapping[str, str],
+    *layers: Mapping[str, str],
+    allowed: Iterable[str] = HOST_ENV_ALLOWED,
+    secrets: Collection[str] = (),
 ) -> tuple[dict[str, str], list[str]]:
     """The runner's environment: the allow-listed host variables, then each layer on top (the
-    backend's fixed env, then the run's env). Returns it and the names that were refused."""
+    backend's fixed env, then the run's env), without the forbidden names and the `secrets`.
+    Returns it and the names that were refused."""
     env = {name: host[name] for name in allowed if name in host}
     refused: list[str] = []
     for layer in layers:
         for name, value in layer.items():
-            if is_forbidden(name):
+            if is_forbidden(name, secrets):
                 refused.append(name)
             else:
                 env[name] = value

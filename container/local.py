@@ -49,7 +49,14 @@ import os
 import re
 import signal
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any
 
 from container.limits import TailBuffer, runner_env
@@ -85,6 +92,7 @@ class LocalBackend:
         stderr_tail_bytes: int = 4096,
         homes: str | None = None,
         clock: Callable[[], float] | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -95,6 +103,9 @@ class LocalBackend:
         self.exit_drain_s = exit_drain_s
         self.stderr_tail_bytes = stderr_tail_bytes
         self.homes = homes
+        # Variables never handed to a runner beyond container.limits' own: the chat platforms'
+        # declared secrets, which bot/ passes in (this package imports nothing of the bot's).
+        self.secrets = frozenset(secrets)
         self.clock = clock
 
     def argv(self, spec: RunSpec) -> list[str]:
@@ -110,7 +121,9 @@ class LocalBackend:
         return {"HOME": home}
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        env, refused = runner_env(os.environ, self.env, self.home_for(spec), spec.env)
+        env, refused = runner_env(
+            os.environ, self.env, self.home_for(spec), spec.env, secrets=self.secrets
+        )
         if refused:
             log.warning("not passed to the runner (platform tokens): %s", ", ".join(refused))
         request = spec.request

@@ -1,25 +1,14 @@
-"""Role prompts as Markdown files, loaded with importlib.resources and overridable per group."""
+"""Role prompts as Markdown files, loaded with importlib.resources and overridable per group.
+
+One file per role, `<role>.md`; which roles there are is the protocols' to say (each declares
+its prompt roles in rooms.core.registry.ProtocolSpec; a deliberation's are `<protocol>-<actor>`).
+"""
 
 from __future__ import annotations
 
 from functools import cache
 from importlib import resources
 from pathlib import Path
-
-ROLES = ("owner", "reviewer", "arbiter")
-# The deliberation protocols' actors (DESIGN §9): one prompt file each, `<protocol>-<actor>.md`.
-PROTOCOL_ROLES = (
-    "arena-moderator",
-    "arena-researcher",
-    "arena-expert",
-    "arena-synthesizer",
-    "debate-frame",
-    "debate-advocate",
-    "debate-challenger",
-    "debate-referee",
-    "resolve-positions",
-    "resolve-tests",
-)
 
 
 class PromptError(ValueError):

@@ -16,18 +16,22 @@ contracts in pyproject.toml, run by tests/rooms/test_layers.py, hold them so).
 - `base/`: the words (markers) and the nouns (model, records, state tables, ports).
 
 Importing `rooms` registers the built-in protocols, one line each below: a new protocol is its
-folder and one line here.
+folder (with a `ProtocolSpec`: its name, command word, state table, limits, prompts, usage) and
+one line here; the settings, the group policy, the prompts a group may replace and both helps
+read the registry (rooms/core/registry.py).
 """
 
-from rooms.arena.protocol import ARENA
+import rooms.arena.protocol
+import rooms.debate.protocol
+import rooms.pair.protocol
+import rooms.resolve.protocol
 from rooms.core.registry import register
-from rooms.debate.protocol import DEBATE
-from rooms.pair.protocol import PAIR
-from rooms.resolve.protocol import RESOLVE
 
-register(PAIR)  # the default kind of task: any text that is no command word opens one
+register(
+    rooms.pair.protocol.SPEC
+)  # the default kind of task: any text that is no command word opens one
 # The deliberation protocols (DESIGN §9), each opened by its command word; they pass the same
-# checks as any other.
-register(DEBATE)
-register(RESOLVE)
-register(ARENA)
+# checks as any other. The help lists them in this order.
+register(rooms.debate.protocol.SPEC)
+register(rooms.resolve.protocol.SPEC)
+register(rooms.arena.protocol.SPEC)

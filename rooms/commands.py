@@ -19,10 +19,11 @@ import re
 import uuid
 from collections.abc import Callable
 
-from rooms.base.machine import DEFAULT_PROTOCOL, STOP, WAITING_HUMAN
+from rooms.base.machine import DEFAULT_PROTOCOL
 from rooms.base.model import GroupPolicy, Inbound, Summon, Task
 from rooms.base.open_caps import CapReached
 from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
+from rooms.base.words import STOP, WAITING_HUMAN
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.escalations import (
@@ -38,9 +39,10 @@ from rooms.core.protocol import Protocol
 from rooms.core.registry import (
     COMMANDS as COMMANDS,  # defined beside the registry, which refuses them
 )
-from rooms.core.registry import by_command, protocol_for
+from rooms.core.registry import by_command, protocol_for, specs
 from rooms.core.status import status_text
 from rooms.core.summons import acknowledgement, not_summonable
+from rooms.judge.quoting import inline_quote
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
@@ -48,11 +50,15 @@ _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
 
 
 def help_text(policy: GroupPolicy) -> str:
+    """The chat's help: the commands, and the protocols' command words from the registry."""
+    openers = ", ".join(f"`{s.opening}`" for s in specs() if s.command)
+    deliberations = f" {openers} open a deliberation." if openers else ""
     return (
         f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
         "it, `status` shows where it is, `approve` / `reject` answer an open question, "
         "`arbitrate [what to look at]` calls the arbiter once the running turn ends (`arbitrate "
         "now` stops that turn); anything else you write reaches the agents' next turn."
+        + deliberations
     )
 
 
@@ -351,11 +357,21 @@ async def _reply(
 _ESCALATION_ID = re.compile(r"[0-9]{1,18}")
 
 
+def unknown_action(action: str | None) -> str:
+    """The private answer to a click on a button this Tribunal does not know (an older card's,
+    a forged payload's): nothing changed, and how to answer instead."""
+    shown = inline_quote(action or "", 40)
+    return (
+        f"That button ({shown}) is not one I know, so nothing was changed. Use the Approve or "
+        "Reject button on the question's latest card, or reply `approve` / `reject` in the thread."
+    )
+
+
 async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     store, user = ctx.store, inbound.user
     value = inbound.action_value or ""
     if inbound.action not in ("approve", "reject"):
-        return await _reply(ctx, inbound, policy, f"Unknown action {inbound.action!r}.")
+        return await _reply(ctx, inbound, policy, unknown_action(inbound.action), private=True)
     if not may_answer(policy, user, inbound.roles):
         return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
     # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.

@@ -25,9 +25,10 @@ from rooms.base.ports import Clock, Platform, Policies, Runner, WallClock
 from rooms.base.records import Escalation
 from rooms.commands import handle
 from rooms.core.context import Ctx
-from rooms.core.driver import drive
+from rooms.core.driver import drive, removes_progress_of
 from rooms.core.escalations import card_key
 from rooms.core.outbox import Deliverer
+from rooms.core.progress import close_open_progress
 from rooms.core.registry import table_for
 from rooms.core.status import status_text
 from rooms.references.port import NoReferences, ReferencePool
@@ -151,6 +152,11 @@ class Engine:
         task = await self.ctx.store.open_task_in(room)
         return await self.ctx.store.open_escalation(task.id) if task else None
 
+    def has_group(self, room: RoomRef) -> bool:
+        """Whether the room is in a registered channel (a group's): the engine drops every event
+        elsewhere, so an adapter that wants to say so to the person does it itself."""
+        return self.ctx.policies.for_room(room) is not None
+
     async def seen_event(self, event_id: str) -> bool:
         """Whether an inbound event with this id was handled before (platforms replay events)."""
         return await self.ctx.store.seen_event(event_id)
@@ -234,7 +240,18 @@ class Engine:
         self._restarts.pop(task_id, None)
         self._spawn(task_id)
 
+    async def close_progress(self) -> int:
+        """Edit every progress message of our rooms whose turn ended without it saying so (a
+        crash, a stop, a refused edit) to its final state; returns how many were closed."""
+        return await close_open_progress(
+            self.ctx.store,
+            self.ctx.platform,
+            serves=lambda room: self.serves(room.key),
+            removes=removes_progress_of,
+        )
+
     async def _scan_forever(self) -> None:
+        first = True
         while True:
             try:
                 pruned = await self.pruner.maybe()
@@ -243,6 +260,12 @@ class Engine:
             except Exception:  # like a scan: the next hour tries again
                 log.exception("pruning the store past the retention failed")
             await asyncio.sleep(self.scan_s)
+            if first:  # once the adapters are surely up; a message that fails now stays as it is
+                first = False
+                try:
+                    await self.close_progress()
+                except Exception:
+                    log.exception("closing the progress messages left open failed")
             try:
                 await self.scan()
             except Exception:  # a broken database now and then: the next scan tries again

@@ -10,24 +10,14 @@ adapter like theirs (bot/adapter.py) and reads the engine only, never the store.
 - `room.py`: typed lines and commands → `Inbound` events and engine queries;
 - `screen.py`: what is printed (messages once, progress as a status line, the input prompt);
 - `lines.py`: stdin read on a thread.
+
+Importing this package declares the platform, nothing more: its adapter loads when it is used
+(bot/adapter.py says why).
 """
 
 from __future__ import annotations
 
-from bot.adapter import register
-from bot.console.adapter import ConsoleAdapter, console_factory
-from bot.console.room import CHANNEL, HELP, PLATFORM, ConsoleRoom, EngineLike
-from bot.console.screen import ConsolePlatform
+from bot.adapter import PlatformSpec, register
+from bot.settings_sections import CONSOLE_PLATFORM
 
-register(PLATFORM, console_factory)
-
-__all__ = [
-    "CHANNEL",
-    "HELP",
-    "PLATFORM",
-    "ConsoleAdapter",
-    "ConsolePlatform",
-    "ConsoleRoom",
-    "EngineLike",
-    "console_factory",
-]
+register(PlatformSpec(CONSOLE_PLATFORM, factory="bot.console.adapter:console_factory"))

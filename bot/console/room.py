@@ -25,26 +25,38 @@ from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
 from rooms.base.model import Inbound, RoomRef, Task
 from rooms.base.records import Escalation
-from rooms.core.registry import by_command
+from rooms.core.registry import by_command, specs
 
 PLATFORM = "console"
 CHANNEL = "local"
-# One command per line (issue 27 #6: one 300-character line was hard to read in a terminal).
-HELP = "\n".join(
-    [
-        "commands:",
-        "  /approve, /reject      answer the open escalation",
-        "  /stop                  close the task",
-        "  /status                where the task is",
-        "  /arbitrate [now] [what to look at]   call the arbiter",
-        "  /debate <decision>     open a debate",
-        "  /resolve <question>    settle a question with tests",
-        "  /arena <question>      ask a panel of experts",
-        "  /help                  this list",
-        "  /quit                  leave (the task stays open for the next start)",
-        "any other line is a message to the room",
+
+# One command per line (issue 27 #6: one 300-character line was hard to read in a terminal);
+# the protocols' lines come from the registry, as each declares itself.
+_COMMANDS = [
+    ("/approve, /reject", "answer the open escalation"),
+    ("/stop", "close the task"),
+    ("/status", "where the task is"),
+    ("/arbitrate [now] [what to look at]", "call the arbiter"),
+]
+_LAST = [
+    ("/help", "this list"),
+    ("/quit", "leave (the task stays open for the next start)"),
+]
+
+
+def _help() -> str:
+    """The console's commands, and the protocols' command words as the registry declares them."""
+    openers = [(f"/{s.opening}", s.summary or "open one") for s in specs() if s.command]
+    rows = [*_COMMANDS, *openers, *_LAST]
+    lines = [
+        f"  {left:<21}  {right}" if len(left) <= 21 else f"  {left}   {right}"
+        for left, right in rows
     ]
-)
+    return "\n".join(["commands:", *lines, "any other line is a message to the room"])
+
+
+HELP = _help()
+
 # Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
 # hands the whole line over, so every platform shares one parser.
 ENGINE_COMMANDS = ("/arbitrate",)

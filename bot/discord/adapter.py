@@ -4,6 +4,8 @@ In: a message in one of our rooms becomes an `Inbound` for `Engine.handle`, each
 its own. A mention at the top of a registered channel first opens a thread from that message
 (the task's room). Our own and other bots' messages are not handed on. An event the store has
 seen (the Gateway replays events after a resume) is dropped before anything is done for it.
+A mention in a channel that is no group's is answered in a direct message to its author (the
+channel is not set up, and what an operator does), and nothing is posted in the channel.
 
 A click on an answer button is deferred at once (Discord wants an answer within 3 s), then
 handed to the engine as it came: who may decide is the engine's business, never ours, and its
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import discord
 
+from bot.adapter import click_failed, task_of
 from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
 from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
@@ -81,6 +84,7 @@ class DiscordAdapter:
         self._inflight: set[asyncio.Task[None]] = set()
         self._rooms = RoomLocks()  # one event per room at a time
         self._not_ours: set[int] = set()  # uncached channels that turned out not to be rooms
+        self._told: set[int] = set()  # mentions answered "not set up here" (Gateway replays)
         self._stopping = False
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -153,9 +157,43 @@ class DiscordAdapter:
             self._spawn(self._uncached(engine, message), f"discord:{message.id}")
             return
         inbound = message_inbound(message, self.client.user, self.channels)
+        if inbound is None and self._not_set_up_here(message):
+            self._spawn(self._say_not_set_up(message), f"discord:{message.id}")
+            return
         if inbound is None or inbound.from_bot:
             return
         self._spawn(self._message(engine, message, inbound), inbound.event_id)
+
+    def _not_set_up_here(self, message: discord.Message) -> bool:
+        """A mention of us in a server channel that is no group's (nor a thread of one)."""
+        me = self.client.user
+        if message.guild is None or me is None or message.id in self._told:
+            return False
+        if not any(m.id == me.id for m in message.mentions):
+            return False
+        channel = message.channel
+        return str(getattr(channel, "parent_id", None) or channel.id) not in self.channels
+
+    async def _say_not_set_up(self, message: discord.Message) -> None:
+        """Tell the person alone (a direct message: Discord has no ephemeral reply to a message)
+        that this channel is not set up, and what an operator does about it."""
+        self._told.add(message.id)
+        if len(self._told) > _REMEMBERED_CHANNELS:
+            self._told.clear()
+        channel = message.channel
+        where = str(getattr(channel, "parent_id", None) or channel.id)
+        name = getattr(channel, "name", None) or where
+        try:
+            await message.author.send(
+                NOT_SET_UP.format(name=name, channel=where), allowed_mentions=NO_PINGS
+            )
+        except discord.HTTPException as exc:  # DMs closed by the person's privacy settings
+            log.info(
+                "discord: could not tell %s that %s is no group's: %s",
+                message.author.id,
+                where,
+                exc,
+            )
 
     async def _uncached(self, engine: Engine, message: discord.Message) -> None:
         """A message in a channel this process has not seen: a thread archived before it
@@ -222,7 +260,18 @@ class DiscordAdapter:
             )
             return
         self.poster.clicked(inbound.event_id, interaction)
-        await self._handle(engine, inbound)
+        try:
+            await self._handle(engine, inbound)
+        except Exception:  # discord.py would log it where nobody looks, and say nothing
+            where = await task_of(engine, inbound.room)
+            log.exception(
+                "discord: the click %s (%s %s) in %s, %s, failed",
+                inbound.event_id, action, value, inbound.room.key, where,
+            )  # fmt: skip
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.followup.send(
+                    click_failed(inbound.event_id), ephemeral=True, allowed_mentions=NO_PINGS
+                )
 
     async def _handle(self, engine: Engine, inbound: Inbound) -> None:
         """Hand the event to the engine, one event per room at a time (in the order Discord sent
@@ -279,6 +328,11 @@ class DiscordAdapter:
         return await self.poster.mode(channel_id)
 
 
+NOT_SET_UP = (
+    "Tribunal is not set up in #{name}, so nothing happened. An operator adds it as a group in "
+    'tribunal.toml (`[groups.<name>]` with `platform = "discord"` and `channel = "{channel}"`) '
+    "and restarts the bot; then mention me there to start a task."
+)
 TOKEN_REFUSED = (
     "settings: discord: Discord refused DISCORD_BOT_TOKEN; reset it in the developer portal "
     "(Bot → Reset Token), set it again, check with `tribunal doctor`"

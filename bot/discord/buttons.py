@@ -16,9 +16,15 @@ from typing import Any
 import discord
 
 from rooms.base.model import Action
+from rooms.commands import unknown_action
 
 PREFIX = "tribunal"
 TEMPLATE = re.compile(rf"{PREFIX}:(?P<action>approve|reject):(?P<value>[0-9]{{1,18}})")
+# Every other custom id of ours (an older card's button, a forged one): answered, not ignored
+# (Discord would show the clicker "This interaction failed" and nothing else).
+UNKNOWN = re.compile(
+    rf"{PREFIX}:(?!(?:approve|reject):[0-9]{{1,18}}$)(?P<action>[^:]*)(?::(?P<value>.*))?"
+)
 _STYLES = {
     "approve": discord.ButtonStyle.success,
     "reject": discord.ButtonStyle.danger,
@@ -64,6 +70,36 @@ class DecisionButton(
             await interaction.response.defer()
             return
         await on_click(interaction, self.action, self.value)
+
+
+class UnknownButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=UNKNOWN,
+):
+    """A button of ours that no card of this version carries: the clicker alone is told that
+    nothing changed and how to answer instead."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(discord.ui.Button(label="?", custom_id=f"{PREFIX}:{action}"[:100]))
+        self.action = action
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> UnknownButton:
+        return cls(match["action"] or "")
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        await interaction.response.send_message(
+            unknown_action(self.action), ephemeral=True, allowed_mentions=_NO_PINGS
+        )
+
+
+_NO_PINGS = discord.AllowedMentions.none()
 
 
 def decision_view(actions: tuple[Action, ...]) -> discord.ui.View | None:

@@ -15,7 +15,7 @@ from typing import Any
 import discord
 import discord.http
 
-from bot.discord.buttons import DecisionButton, OnClick
+from bot.discord.buttons import DecisionButton, OnClick, UnknownButton
 
 OnMessage = Callable[[discord.Message], Awaitable[None]]
 MAX_RATELIMIT_WAIT_S = 30.0  # discord.py's smallest allowed bound; longer waits raise
@@ -48,7 +48,7 @@ class TribunalClient(discord.AutoShardedClient):
         self.on_click = on_click  # read by DecisionButton.callback
 
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(DecisionButton)
+        self.add_dynamic_items(DecisionButton, UnknownButton)
 
     async def on_message(self, message: discord.Message) -> None:
         await self._handle_message(message)

@@ -37,7 +37,7 @@ MESSAGE_CONTENT = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT, …_LIMITED 
 
 def discord_checks(settings: Settings) -> list[Check]:
     """The Discord checks, or none when no token is set (check_platforms says so)."""
-    if settings.discord_bot_token is None:
+    if settings.platform_value("discord", "bot_token") is None:
         return []
     return asyncio.run(discord_checks_async(settings))
 
@@ -45,10 +45,10 @@ def discord_checks(settings: Settings) -> list[Check]:
 async def discord_checks_async(settings: Settings) -> list[Check]:
     from bot.doctor.check import Check
 
-    assert settings.discord_bot_token is not None
-    token = settings.discord_bot_token.get_secret_value()
+    token = settings.platform_value("discord", "bot_token")
+    assert token is not None
     checks: list[Check] = []
-    with api_base(settings.discord_api_url):
+    with api_base(settings.platform_value("discord", "api_url")):
         client = discord.Client(intents=discord.Intents.none())
         try:
             try:

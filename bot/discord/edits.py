@@ -6,7 +6,8 @@ limits edits per channel, and per webhook across all the threads of a channel, s
 are coalesced per message: the first goes at once; one that comes within the interval waits
 for it, replacing any edit still waiting, so the latest text wins and is never lost. Progress
 edits (no outbox id) do not hold up the agent: they return at once and go later, best effort.
-An edit from the outbox waits its turn and raises on failure, so the outbox retries it.
+An edit from the outbox, and a progress message's final edit (`Outbound.final`), waits its
+turn and raises on failure, so the outbox (or the engine's next start) tries it again.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class EditPacer:
         if len(self._paces) > _FORGET_AFTER:
             self._forget_quiet()
         pace = self._paces.setdefault(message.edit_of, _Pace())
-        if not message.outbox_id:
+        if not message.outbox_id and not message.final:
             wait = self._wait(pace)
             if wait <= 0 and pace.flusher is None and not pace.lock.locked():
                 await self._go(pace, message, raise_errors=False)

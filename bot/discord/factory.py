@@ -17,11 +17,12 @@ def registered_channels(settings: Settings) -> frozenset[str]:
 
 
 def make_adapter(settings: Settings) -> DiscordAdapter | None:
-    if settings.discord_bot_token is None:
+    token = settings.platform_value("discord", "bot_token")
+    if token is None:
         return None
     return DiscordAdapter(
-        settings.discord_bot_token.get_secret_value(),
+        token,
         channels=registered_channels(settings),
-        api_url=settings.discord_api_url,
+        api_url=settings.platform_value("discord", "api_url"),
         guild_ready_timeout=GUILD_READY_S,
     )

@@ -21,6 +21,7 @@ import discord
 from bot.discord.links import unmask
 from bot.render import escalation_id, file_note, long_text_parts
 from rooms.base.model import Outbound
+from rooms.base.words import ARBITER, OWNER, REVIEWER
 
 CONTENT_LIMIT = 2000  # characters of content per Discord message
 MAX_PARTS = 4  # a longer text: its opening part, then the whole text as a file
@@ -39,9 +40,9 @@ class Persona:
 
 
 PERSONAS: dict[str, Persona] = {
-    "owner": Persona("Tribunal · owner", 0x2ECC71, "🛠️", _DEFAULT_AVATAR.format(2)),
-    "reviewer": Persona("Tribunal · reviewer", 0x3498DB, "🔍", _DEFAULT_AVATAR.format(0)),
-    "arbiter": Persona("Tribunal · arbiter", 0xE67E22, "⚖️", _DEFAULT_AVATAR.format(4)),
+    OWNER: Persona("Tribunal · owner", 0x2ECC71, "🛠️", _DEFAULT_AVATAR.format(2)),
+    REVIEWER: Persona("Tribunal · reviewer", 0x3498DB, "🔍", _DEFAULT_AVATAR.format(0)),
+    ARBITER: Persona("Tribunal · arbiter", 0xE67E22, "⚖️", _DEFAULT_AVATAR.format(4)),
     "tribunal": Persona("Tribunal", 0x95A5A6, "🏛️", _DEFAULT_AVATAR.format(1)),
 }
 ESCALATION_COLOUR = 0xF1C40F
@@ -67,7 +68,7 @@ def _attached(total_chars: int) -> str:
 
 
 def is_card(message: Outbound) -> bool:
-    return message.card is not None or bool(message.actions) or message.persona == "arbiter"
+    return message.card is not None or bool(message.actions) or message.persona == ARBITER
 
 
 def clip(text: str, limit: int) -> str:

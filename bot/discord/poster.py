@@ -9,9 +9,12 @@ follow-up; with no click to answer it is posted in the thread.
 
 The id returned for a message says how to edit it: `b:<id>` the bot's text, `l:<id>` the bot's
 labelled embed, `w:<webhook>:<id>` a webhook's message, `e:<id>` ephemeral (not editable).
-Mentions in posted text never ping anyone (`AllowedMentions.none()`): an agent cannot page a
-channel. Rate limits are discord.py's; a wait beyond `max_ratelimit_timeout` raises, and the
-outbox retries the message later.
+A post handed again (the outbox had not marked it sent: a crash between the post and its mark)
+is not posted twice: the bot's own posts carry a nonce Discord enforces, and a role's post (a
+webhook's, which takes no nonce) is first looked for in its thread, after the room's last
+delivered message, by our webhook and with the same text. Mentions in posted text never ping
+anyone (`AllowedMentions.none()`): an agent cannot page a channel. Rate limits are discord.py's;
+a wait beyond `max_ratelimit_timeout` raises, and the outbox retries the message later.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ INTERACTION_LIFETIME_S = 14 * 60  # Discord's follow-up tokens live 15 minutes
 # after this (the bot's own posts raise at MAX_RATELIMIT_WAIT_S), and the outbox retries it.
 WEBHOOK_WAIT_S = MAX_RATELIMIT_WAIT_S + 5.0
 _REMEMBERED = 10_000
+_LOOKUP_LIMIT = 200  # messages read back after the room's last delivered one
 
 
 @dataclass
@@ -71,6 +75,7 @@ class Poster:
         self._delivered: OrderedDict[int, str] = OrderedDict()
         self._partial: dict[int, _Partial] = {}
         self.cards: dict[int, str] = {}  # escalation id → what `post` returned for its card
+        self.lookups = 0  # thread read-backs made (tests: a first delivery makes none)
 
     # -- what the adapter tells us ---------------------------------------------------------------
 
@@ -122,17 +127,59 @@ class Poster:
         if is_card(message):
             return await self._card(message)
         pieces, attach = parts(message.text)
+        partial = await self._progress_of(message, pieces[:1] if attach else pieces, attach)
         if attach:
+            if partial.head is not None:
+                return partial.head
             return await self._say(message, pieces[0], file=_file(message))
-        partial = _Partial()
-        if message.outbox_id:
-            partial = self._partial.setdefault(message.outbox_id, partial)
         for index in range(partial.posted, len(pieces)):
             posted = await self._say(message, pieces[index], part=index)
             partial.head = partial.head or posted
             partial.posted = index + 1
         assert partial.head is not None
         return partial.head
+
+    async def _progress_of(self, message: Outbound, pieces: list[str], attach: bool) -> _Partial:
+        """How far this row's posts got: known in this process, else, on a later attempt of a
+        role's post (a webhook's: Discord has no nonce for those), read back from the thread."""
+        if not message.outbox_id:
+            return _Partial()
+        partial = self._partial.get(message.outbox_id)
+        if partial is None:
+            partial = _Partial()
+            if message.attempt > 1 and message.persona != "tribunal":
+                partial = await self._look_up(message, pieces, attach)
+            self._partial[message.outbox_id] = partial
+        return partial
+
+    async def _look_up(self, message: Outbound, pieces: list[str], attach: bool) -> _Partial:
+        """The pieces of `message` our webhook already posted in its thread, after the room's
+        last delivered message (`message.after`; else the thread's start): rows of a room go
+        out in order, so what our webhook posted since, with these texts, is this row's."""
+        room = message.room
+        hook = await self._webhook(room.channel)
+        if hook is None:
+            return _Partial()
+        after = _snowflake(message.after) or int(room.thread)
+        name = _file(message).filename if attach else None
+        partial = _Partial()
+        self.lookups += 1
+        history = self.thread(room).history(
+            after=discord.Object(id=after), limit=_LOOKUP_LIMIT, oldest_first=True
+        )
+        async for found in history:
+            if partial.posted >= len(pieces) or found.webhook_id != hook.id:
+                continue
+            same = found.content.strip() == pieces[partial.posted].strip()
+            if same and (name is None or any(a.filename == name for a in found.attachments)):
+                partial.head = partial.head or f"w:{hook.id}:{found.id}"
+                partial.posted += 1
+        if partial.posted:
+            log.info(
+                "discord: outbox row %s was already posted (%s of %s parts); not posting it again",
+                message.outbox_id, partial.posted, len(pieces),
+            )  # fmt: skip
+        return partial
 
     async def _card(self, message: Outbound) -> str:
         embed, too_long = card_embed(message, self._namer(message.room))
@@ -230,6 +277,9 @@ class Poster:
         kind, _, rest = message.edit_of.partition(":")
         text = clip(unmask(message.text), CONTENT_LIMIT)
         room = message.room
+        if message.remove:
+            await self._remove(message)
+            return
         if kind == "w":
             hook_id, _, message_id = rest.partition(":")
             hook = await self._webhook(room.channel)
@@ -250,6 +300,28 @@ class Poster:
             await partial.edit(embed=labelled(message, text), allowed_mentions=NO_PINGS)
         else:
             await partial.edit(content=text, allowed_mentions=NO_PINGS)
+
+    async def _remove(self, message: Outbound) -> None:
+        """Delete a message `post` made (a progress message whose turn's output follows)."""
+        assert message.edit_of is not None
+        kind, _, rest = message.edit_of.partition(":")
+        room = message.room
+        try:
+            if kind == "w":
+                hook_id, _, message_id = rest.partition(":")
+                hook = await self._webhook(room.channel)
+                if hook is None or str(hook.id) != hook_id:
+                    raise LookupError(f"the webhook that posted {message.edit_of} is gone")
+                async with asyncio.timeout(self.webhook_wait_s):
+                    await hook.delete_message(
+                        int(message_id), thread=discord.Object(id=int(room.thread))
+                    )
+            elif kind in ("b", "l"):
+                await self.thread(room).get_partial_message(int(rest)).delete()
+            else:
+                raise ValueError(f"cannot delete message {message.edit_of!r}")
+        except discord.NotFound:
+            return  # gone already
 
     async def show_decided(self, message: Outbound, card: str) -> None:
         """Draw a decided card (`message.card`) over the question's card `card` (the id `post`
@@ -302,6 +374,12 @@ class Poster:
         if time.monotonic() - at > INTERACTION_LIFETIME_S:
             return None
         return interaction
+
+
+def _snowflake(delivered: str | None) -> int | None:
+    """The Discord id inside what `post` returned (`w:<hook>:<id>`, `b:<id>`, …)."""
+    last = (delivered or "").rpartition(":")[2]
+    return int(last) if last.isdigit() else None
 
 
 def _file(message: Outbound) -> discord.File:

@@ -20,14 +20,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+import bot.platforms  # noqa: F401  (declares the platforms whose settings and checks run here)
 from bot.doctor.bots_engine import engine_to_check
 from bot.doctor.check import Check
 from bot.doctor.config import (
     check_credentials,
     check_database,
+    check_each_platform,
     check_platforms,
     check_references,
-    check_slack,
 )
 from bot.doctor.engine import check_backend, check_engine, check_image, check_runners
 from bot.doctor_isolation import check_network, check_workspaces
@@ -59,10 +60,7 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     if references is not None:
         yield references
     yield check_platforms(settings)
-    yield from check_slack(settings)
-    from bot.discord.doctor import discord_checks  # late: discord.py is loaded only when needed
-
-    yield from discord_checks(settings)
+    yield from check_each_platform(settings)
     with engine_to_check(settings) as found:
         backend, kind = check_backend(found)
         yield backend

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from bot.adapter import load, platform_specs
 from bot.doctor.check import Check
 from bot.model_credentials import groups_using, missing_credentials
 from bot.settings import Settings
@@ -77,38 +78,39 @@ def _connecting(groups: list[tuple[str, GroupBase]]) -> list[str]:
 
 
 def check_platforms(settings: Settings) -> Check:
+    """Each declared chat platform (bot/adapter.py PlatformSpec): configured (as its `status`
+    describes it), or missing its token while groups use it."""
     problems, found = [], []
-    slack_groups = [n for n, g in settings.groups.items() if g.platform == "slack"]
-    discord_groups = [n for n, g in settings.groups.items() if g.platform == "discord"]
-    if settings.slack_bot_token is not None:
-        if settings.slack_app_token is not None:
-            found.append("slack (Socket Mode)")
-        elif settings.slack_signing_secret is not None and settings.http_port is not None:
-            found.append(f"slack (HTTP mode on port {settings.http_port})")
-        else:
-            problems.append(
-                "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and "
-                "TRIBUNAL_HTTP_PORT (HTTP mode)"
-            )
-    elif slack_groups:
-        problems.append(f"set SLACK_BOT_TOKEN for the slack groups ({', '.join(slack_groups)})")
-    if settings.discord_bot_token is not None:
-        found.append("discord")
-    elif discord_groups:
-        groups = ", ".join(discord_groups)
-        problems.append(f"set DISCORD_BOT_TOKEN for the discord groups ({groups})")
+    chats = [spec for spec in platform_specs() if spec.token is not None]
+    for spec in chats:
+        assert spec.token is not None
+        groups = [n for n, g in settings.groups.items() if g.platform == spec.name]
+        if settings.platform_value(spec.name, spec.token) is None:
+            if groups:
+                variable = spec.token_variable()
+                problems.append(f"set {variable} for the {spec.name} groups ({', '.join(groups)})")
+            continue
+        described, problem = (
+            (spec.name, None) if spec.status is None else load(spec.status)(settings)
+        )
+        if problem is not None:
+            problems.append(problem)
+        elif described is not None:
+            found.append(described)
     if problems:
         return Check("platforms", False, "; ".join(problems))
     if not found:
-        return Check("platforms", True, "ok (console only: no Slack or Discord token set)")
+        titles = " or ".join(spec.title or spec.name for spec in chats)
+        return Check("platforms", True, f"ok (console only: no {titles} token set)")
     return Check("platforms", True, f"ok ({', '.join(found)}, and the console room)")
 
 
-def check_slack(settings: Settings) -> Iterator[Check]:
-    from bot.slack.doctor import slack_checks  # slack_sdk is only loaded when it is needed
-
-    for name, ok, text in slack_checks(settings):
-        yield Check(name, ok, text)
+def check_each_platform(settings: Settings) -> Iterator[Check]:
+    """Each declared platform's own checks (its `doctor`), loaded only when they run: their
+    SDKs are loaded only when needed."""
+    for spec in platform_specs():
+        if spec.doctor is not None:
+            yield from load(spec.doctor)(settings)
 
 
 def check_database(settings: Settings) -> Check:

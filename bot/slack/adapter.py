@@ -4,7 +4,8 @@ In: `app_mention` and `message` events and clicks on our buttons become `Inbound
 `Engine.handle`. Each is acknowledged at once and queued for a few workers (one event per room at
 a time), so Slack gets its answer well within 3 s whatever the engine does. Who may do what is
 the engine's business, never ours: a click is passed on as it came, and a refusal comes back as
-an outbound message.
+an outbound message. A mention or click in a channel that is no group's (the engine drops those)
+is answered here, to that person alone: the channel is not set up, and what an operator does.
 
 Out: `deliver` posts each `Outbound` in its room's thread under the role's persona
 (`chat:write.customize`), as text pieces or a Block Kit card with buttons; `private_to` goes as an
@@ -23,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import OrderedDict
+from collections.abc import Awaitable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,12 +43,15 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryIntervalCalculator
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.adapter import click_failed, task_of
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
 from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
+from bot.slack.people import People
 from bot.slack.posting import Poster
+from bot.slack.refusals import APP_TOKEN, BOT_TOKEN, TokenRefused, refusal_code
 from bot.slack.text import escape
 from rooms.base.model import Inbound, Outbound
 
@@ -56,6 +62,12 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 DEFAULT_API_URL = "https://slack.com/api/"
 Mode = Literal["socket", "http"]
+_TOLD_KEPT = 1000
+NOT_SET_UP = (
+    "Tribunal is not set up in this channel, so nothing happened. An operator adds it as a group "
+    'in tribunal.toml (`[groups.<name>]` with `platform = "slack"` and '
+    '`channel = "{channel}"`) and restarts the bot; then mention me here to start a task.'
+)
 
 
 def make_client(
@@ -81,7 +93,7 @@ def make_client(
 
 
 class SlackUnavailable(SettingsError):
-    """The token was refused or the Web API could not be reached when the adapter started."""
+    """The Web API could not be reached when the adapter started."""
 
 
 @dataclass
@@ -116,6 +128,7 @@ class SlackAdapter:
         self.app.action(re.compile("^" + re.escape(ACTION_PREFIX)))(self._on_action)
         self.pacer = EditPacer(self._update, self.clock)
         self.poster = Poster(self.client, self.pacer.posted)
+        self.people = People(self.client)
         self._engine: Engine | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._http: web.AppRunner | None = None
@@ -124,7 +137,11 @@ class SlackAdapter:
         self._queue: asyncio.Queue[tuple[Engine, Inbound]] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._unhandled = 0
+        self._told: OrderedDict[str, None] = OrderedDict()  # events answered "not set up here"
         self._rooms = RoomLocks()  # one event per room at a time
+        # Set when Slack refuses a token while we run: `finished` raises it and serve ends.
+        self._refused: asyncio.Future[TokenRefused | None] | None = None
+        self._stopping = False
 
     @property
     def platform(self) -> str:
@@ -133,14 +150,16 @@ class SlackAdapter:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self, engine: Engine) -> None:
-        """Check the token (auth.test: a clear error now rather than a silent bot), then
-        connect: Socket Mode, or the HTTP listener."""
-        try:
-            me = await self.client.auth_test()
-        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
-            raise SlackUnavailable(
-                [f"slack: the Web API at {self.client.base_url} refused or failed auth.test: {exc}"]
-            ) from exc
+        """Check the tokens (auth.test with the bot token, apps.connections.open with the app
+        token: a clear error now rather than a silent bot), then connect: Socket Mode, or the
+        HTTP listener."""
+        self._stopping = False
+        self._refused = asyncio.get_running_loop().create_future()
+        me = await self._checked(BOT_TOKEN, "auth.test", self.client.auth_test())
+        if self.mode == "socket":
+            # The socket client would retry a refused app token every 10 s for ever, deaf.
+            opened = self.client.apps_connections_open(app_token=self.app_token or "")
+            await self._checked(APP_TOKEN, "apps.connections.open", opened)
         self.poster.own = frozenset(
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
@@ -162,7 +181,41 @@ class SlackAdapter:
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
 
+    async def _checked(self, variable: str, method: str, call: Awaitable[Any]) -> Any:
+        try:
+            return await call
+        except (SlackApiError, SlackClientError, aiohttp.ClientError, OSError) as exc:
+            code = refusal_code(exc)
+            if code is not None:
+                raise TokenRefused(variable, code) from None
+            error = exc.response.get("error") if isinstance(exc, SlackApiError) else exc
+            raise SlackUnavailable(
+                [f"slack: the Web API at {self.client.base_url} failed {method}: {error}"]
+            ) from None
+
+    async def finished(self) -> None:
+        """Returns when the adapter was stopped; raises `TokenRefused` when Slack refused the
+        bot token while we ran (revoked, disabled app), so `serve` ends (exit 78) instead of
+        running turns whose posts nobody will see. The outbox keeps what was not posted."""
+        refused = self._refused
+        if refused is None:
+            return
+        error = await refused
+        if error is not None and not self._stopping:
+            raise error
+
+    def _watch(self, exc: BaseException) -> None:
+        """Note a refused bot token seen by any call (posts, edits, look-ups)."""
+        code = refusal_code(exc)
+        if code is None or self._refused is None or self._refused.done():
+            return
+        log.error("slack: Slack refused SLACK_BOT_TOKEN (%s); stopping", code)
+        self._refused.set_result(TokenRefused(BOT_TOKEN, code, running=True))
+
     async def stop(self) -> None:
+        self._stopping = True
+        if self._refused is not None and not self._refused.done():
+            self._refused.set_result(None)  # `finished` returns
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
             self._socket = None
@@ -212,7 +265,33 @@ class SlackAdapter:
         """Hand the event to the engine, one event per room at a time (in the order Slack sent
         them). What it decides comes back through the outbox, the decided card included."""
         async with self._rooms.hold(inbound.room.key):
+            if not engine.has_group(inbound.room):
+                await self._not_set_up(inbound)
+                return
             await engine.handle(inbound)
+
+    async def _not_set_up(self, inbound: Inbound) -> None:
+        """A mention or a click in a channel that is no group's: the engine ignores it, so say
+        so to that person alone (once: a mention comes as two events) and what to do."""
+        if not (inbound.mentions_bot or inbound.action is not None):
+            return  # chatter in a channel we were invited to: not for us
+        if inbound.event_id in self._told:
+            return
+        self._told[inbound.event_id] = None
+        while len(self._told) > _TOLD_KEPT:
+            self._told.popitem(last=False)
+        room = inbound.room
+        top_level = inbound.event_id == f"slack:{room.channel}:{room.thread}"
+        try:
+            await self.client.chat_postEphemeral(
+                channel=room.channel,
+                user=inbound.user,
+                text=NOT_SET_UP.format(channel=room.channel),
+                thread_ts=None if top_level else room.thread,
+            )
+        except SlackApiError as exc:
+            self._watch(exc)
+            log.info("slack: could not tell %s that %s is no group's: %s", inbound.user, room, exc)
 
     async def _work(self) -> None:
         while True:
@@ -220,17 +299,44 @@ class SlackAdapter:
             try:
                 await self._handle(engine, inbound)
             except Exception:  # one bad event must not stop the worker
-                log.exception("slack: handling %s failed", inbound.event_id)
+                await self._failed(engine, inbound)
             finally:
                 self._unhandled -= 1
                 self._queue.task_done()
 
+    async def _failed(self, engine: Engine, inbound: Inbound) -> None:
+        """Log what failed with its task; a click's author is told it may not have counted."""
+        where = await task_of(engine, inbound.room)
+        log.exception(
+            "slack: handling %s in %s, %s, failed", inbound.event_id, inbound.room.key, where
+        )
+        if inbound.action is None:
+            return
+        try:
+            await self.client.chat_postEphemeral(
+                channel=inbound.room.channel,
+                user=inbound.user,
+                thread_ts=inbound.room.thread,
+                text=click_failed(inbound.event_id),
+            )
+        except SlackApiError as exc:
+            self._watch(exc)
+            log.info("slack: could not tell %s their click failed: %s", inbound.user, exc)
+
     # -- outbound --------------------------------------------------------------------------------
 
     async def deliver(self, message: Outbound) -> str | None:
+        try:
+            return await self._deliver(message)
+        except SlackApiError as exc:
+            self._watch(exc)
+            raise
+
+    async def _deliver(self, message: Outbound) -> str | None:
         known, delivered = self.poster.known(message.outbox_id)
         if known:
             return delivered  # handed again: already in Slack
+        message = await self.people.of(message)
         if message.card is not None and message.card.kind == "decided":
             await self._show_decided(message)
             message = replace(message, card=None)  # the reply itself is posted as text
@@ -274,9 +380,21 @@ class SlackAdapter:
 
     async def _update(self, message: Outbound) -> None:
         assert message.edit_of is not None
+        if message.remove:  # a progress message whose turn's output follows on its own
+            try:
+                await self.client.chat_delete(channel=message.room.channel, ts=message.edit_of)
+            except SlackApiError as exc:
+                self._watch(exc)
+                if exc.response.get("error") != "message_not_found":
+                    raise
+            return
         args = content_args(message, pieces(message.text)[0])
         args.setdefault("blocks", [])  # an update without blocks removes the old ones (buttons)
-        await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)
+        try:
+            await self.client.chat_update(channel=message.room.channel, ts=message.edit_of, **args)
+        except SlackApiError as exc:  # a paced progress edit fails away from `deliver`
+            self._watch(exc)
+            raise
 
 
 class _UnusedTokenFilter(logging.Filter):

@@ -13,6 +13,7 @@ from typing import Any
 from bot.render import file_note, long_text_parts, split_text
 from bot.slack.text import escape, to_mrkdwn
 from rooms.base.model import Action, Card, Outbound
+from rooms.base.words import ARBITER, OWNER, REVIEWER
 
 ACTION_PREFIX = "tribunal_"  # action_id of our buttons: tribunal_approve, tribunal_reject, …
 PIECE_LIMIT = 3000  # characters of plain text per posted message (one section's worth)
@@ -32,9 +33,9 @@ class Persona:
 
 # Posted with chat:write.customize: each role speaks under its own name and icon.
 PERSONAS: dict[str, Persona] = {
-    "owner": Persona("Tribunal · owner", ":hammer_and_wrench:"),
-    "reviewer": Persona("Tribunal · reviewer", ":mag:"),
-    "arbiter": Persona("Tribunal · arbiter", ":scales:"),
+    OWNER: Persona("Tribunal · owner", ":hammer_and_wrench:"),
+    REVIEWER: Persona("Tribunal · reviewer", ":mag:"),
+    ARBITER: Persona("Tribunal · arbiter", ":scales:"),
     "tribunal": Persona("Tribunal", ":classical_building:"),
 }
 

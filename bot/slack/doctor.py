@@ -11,6 +11,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from bot.doctor.check import Check
 from bot.settings import Settings
 from bot.slack.adapter import DEFAULT_API_URL
 from bot.slack.manifest import APP_TOKEN_SCOPE, missing_scopes
@@ -18,12 +19,31 @@ from bot.slack.manifest import APP_TOKEN_SCOPE, missing_scopes
 TIMEOUT_S = 10
 
 
+def doctor_checks(settings: Settings) -> Iterator[Check]:
+    """The checks as `tribunal doctor` lists them (bot/slack/__init__.py declares them)."""
+    for name, ok, text in slack_checks(settings):
+        yield Check(name, ok, text)
+
+
+def platform_status(settings: Settings) -> tuple[str | None, str | None]:
+    """With a bot token: the mode the adapter will run in, or what it lacks to run in one."""
+    if settings.platform_value("slack", "app_token") is not None:
+        return "slack (Socket Mode)", None
+    if settings.platform_value("slack", "signing_secret") is not None and settings.http_port:
+        return f"slack (HTTP mode on port {settings.http_port})", None
+    return None, (
+        "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET and TRIBUNAL_HTTP_PORT "
+        "(HTTP mode)"
+    )
+
+
 def slack_checks(settings: Settings) -> Iterator[tuple[str, bool, str]]:
     """(name, ok, text) per check; nothing when no Slack bot token is set."""
-    if settings.slack_bot_token is None:
+    token = settings.platform_value("slack", "bot_token")
+    if token is None:
         return
-    base = (settings.slack_api_url or DEFAULT_API_URL).rstrip("/") + "/"
-    bot = WebClient(settings.slack_bot_token.get_secret_value(), base_url=base, timeout=TIMEOUT_S)
+    base = (settings.platform_value("slack", "api_url") or DEFAULT_API_URL).rstrip("/") + "/"
+    bot = WebClient(token, base_url=base, timeout=TIMEOUT_S)
     ok, answer = _call(bot, "auth.test")
     if not ok:
         yield "slack bot token", False, f"auth.test at {base} failed: {answer}"
@@ -44,10 +64,9 @@ def slack_checks(settings: Settings) -> Iterator[tuple[str, bool, str]]:
             )
         else:
             yield "slack bot token", True, f"ok ({who}, every scope the manifest asks for)"
-    if settings.slack_app_token is not None:
-        app = WebClient(
-            settings.slack_app_token.get_secret_value(), base_url=base, timeout=TIMEOUT_S
-        )
+    app_token = settings.platform_value("slack", "app_token")
+    if app_token is not None:
+        app = WebClient(app_token, base_url=base, timeout=TIMEOUT_S)
         ok, answer = _call(app, "apps.connections.open")
         if ok:
             yield "slack app token", True, "ok (Socket Mode connections open)"

@@ -2,7 +2,8 @@
 
 A progress message is edited every time an agent reports a step; an agent that reports 200
 steps in two seconds must not cost 200 calls (and a rate limit). Progress edits (no outbox id:
-best effort) are coalesced: the first goes at once, later ones within the interval replace each
+best effort; not the last one, `Outbound.final`, which goes like an outbox edit) are
+coalesced: the first goes at once, later ones within the interval replace each
 other, and the latest is sent when the interval is over. An edit from the outbox (a decided
 card) is never dropped: it waits for the interval and then goes, replacing any progress edit of
 the same message still waiting.
@@ -73,7 +74,7 @@ class EditPacer:
         if len(self._paces) > _FORGET_AFTER:
             self._forget_quiet()
         pace = self._paces.setdefault(key, _Pace())
-        if not message.outbox_id:  # progress: best effort, coalesced
+        if not message.outbox_id and not message.final:  # progress: best effort, coalesced
             wait = self._wait(pace)
             if wait <= 0 and pace.flusher is None:
                 await self._go(key, pace, message)

@@ -9,19 +9,17 @@ from bot.slack.adapter import SlackAdapter, make_client
 
 
 def make_adapter(settings: Settings) -> SlackAdapter | None:
-    if settings.slack_bot_token is None:
+    token = settings.platform_value("slack", "bot_token")
+    if token is None:
         return None
-    client = make_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-    if settings.slack_app_token is not None:
+    client = make_client(token, settings.platform_value("slack", "api_url"))
+    app_token = settings.platform_value("slack", "app_token")
+    if app_token is not None:
+        return SlackAdapter(client, mode="socket", app_token=app_token)
+    signing_secret = settings.platform_value("slack", "signing_secret")
+    if signing_secret is not None and settings.http_port is not None:
         return SlackAdapter(
-            client, mode="socket", app_token=settings.slack_app_token.get_secret_value()
-        )
-    if settings.slack_signing_secret is not None and settings.http_port is not None:
-        return SlackAdapter(
-            client,
-            mode="http",
-            signing_secret=settings.slack_signing_secret.get_secret_value(),
-            http_port=settings.http_port,
+            client, mode="http", signing_secret=signing_secret, http_port=settings.http_port
         )
     raise SettingsError(
         [

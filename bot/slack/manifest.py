@@ -7,7 +7,8 @@ the bot scopes and events the adapter uses; `tribunal doctor` names the scopes a
 Why each scope: `app_mentions:read` (the mention that opens a task), `channels:history` /
 `groups:history` (thread replies in public / private channels, and reading a thread back to
 recognise a post made before a crash), `chat:write` (posts, edits, ephemeral refusals),
-`chat:write.customize` (each role's name and icon), `files:write` (a long output as a file).
+`chat:write.customize` (each role's name and icon), `files:write` (a long output as a file),
+`users:read` (people by their display name in Tribunal's posts, not by id).
 The app-level token (Socket Mode) needs `connections:write`; Slack sets that one when the token
 is created, not in the manifest.
 """
@@ -31,10 +32,6 @@ def manifest() -> dict[str, Any]:
 
 def bot_scopes() -> tuple[str, ...]:
     return tuple(manifest()["oauth_config"]["scopes"]["bot"])
-
-
-def bot_events() -> tuple[str, ...]:
-    return tuple(manifest()["settings"]["event_subscriptions"]["bot_events"])
 
 
 def missing_scopes(granted: str | None) -> list[str]:

@@ -26,6 +26,7 @@ longer than MAX_LINE_BYTES is dropped (the answer is then not whole either).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,14 +35,12 @@ MAX_LINE_BYTES = 16 * 1024 * 1024  # response.completed repeats the whole output
 ANTHROPIC, OPENAI = "anthropic", "openai"  # as in usage.py
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"  # Claude Code's tool for a JSON-schema answer
 _ANSWER_ITEMS = frozenset({"message", "reasoning"})  # OpenAI output items that call no tool
-# Only these event lines are parsed (most of an answer's lines are deltas of other kinds).
+# Only the event lines that name one of these are parsed (most of an answer's lines are deltas
+# of other kinds).
 _WANTED = {
-    ANTHROPIC: (b'"content_block_start"', b'"content_block_delta"', b'"message_stop"'),
-    OPENAI: (
-        b'"response.output_item.done"', b'"response.completed"', b'"response.failed"',
-        b'"response.incomplete"',
-    ),
-}  # fmt: skip
+    ANTHROPIC: re.compile(rb'"(?:content_block_start|content_block_delta|message_stop)"'),
+    OPENAI: re.compile(rb'"response\.(?:output_item\.done|completed|failed|incomplete)"'),
+}
 
 
 @dataclass(frozen=True)
@@ -125,31 +124,51 @@ class _Reader:
         self._skipping = False
         self._body = bytearray()
         self._complete = False
+        self._wanted = _WANTED[api]
 
     # ------------------------------------------------------------------ bytes
 
     def feed(self, data: bytes) -> bool:
-        """Take relayed bytes; True when they completed the answer."""
+        """Take relayed bytes; True when they completed the answer.
+
+        A chunk is split into lines in one call, and only the event lines that can matter are
+        parsed (most of an answer is deltas of other kinds): no Python loop over its bytes."""
         if not self.streamed:
             if len(self._body) + len(data) <= MAX_LINE_BYTES:
                 self._body += data
             else:
                 self.whole = False
             return False
-        start = 0
-        while start < len(data) and not self._complete:
-            end = data.find(b"\n", start)
-            if end < 0:
-                self._keep(data[start:])
-                break
-            self._keep(data[start:end])
+        if self._complete:
+            return True
+        lines = data.split(b"\n")
+        rest = lines.pop()  # the unfinished last line (b"" when the chunk ends one)
+        if lines:
+            first = lines[0]
             if self._skipping:  # the end of a line too long to keep: it is dropped
                 self._skipping = False
-            else:
-                line, self._tail = bytes(self._tail), bytearray()
-                self._line(line)
-            start = end + 1
-        return self._complete
+                lines[0] = b""
+            elif self._tail:
+                if len(self._tail) + len(first) > MAX_LINE_BYTES:
+                    lines[0], self.whole = b"", False
+                else:
+                    lines[0] = bytes(self._tail) + first
+            self._tail = bytearray()
+            if len(data) > MAX_LINE_BYTES and any(len(x) > MAX_LINE_BYTES for x in lines):
+                # A line too long to keep, whole in this chunk: dropped, as one spread over many.
+                self.whole = False
+                lines = [x for x in lines if len(x) <= MAX_LINE_BYTES]
+            wanted = self._wanted.search
+            payloads = [x[5:] for x in lines if x.startswith(b"data:") and wanted(x)]
+            for event in _events(payloads):
+                if self.api == ANTHROPIC:
+                    self._anthropic(event)
+                else:
+                    self._openai(event)
+                if self._complete:
+                    return True
+        self._keep(rest)
+        return False
 
     def _keep(self, part: bytes) -> None:
         if self._skipping:
@@ -178,20 +197,6 @@ class _Reader:
             self.final_items = [i for i in _list(body.get("output")) if isinstance(i, dict)]
         self._complete = True
         return True
-
-    def _line(self, line: bytes) -> None:
-        if not line.startswith(b"data:") or not any(w in line for w in _WANTED[self.api]):
-            return
-        try:
-            event = json.loads(line[5:])
-        except ValueError:
-            return
-        if not isinstance(event, dict):
-            return
-        if self.api == ANTHROPIC:
-            self._anthropic(event)
-        else:
-            self._openai(event)
 
     # ------------------------------------------------------------------ Anthropic
 
@@ -294,3 +299,31 @@ class _Reader:
 
 def _list(value: object) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+_decode = json.JSONDecoder().decode
+
+
+def _events(payloads: list[bytes]) -> list[dict[str, Any]]:
+    """The JSON objects among event payloads, in order; the others are skipped.
+
+    One decoder call for the whole list (a 2 MB answer is ~2,000 events: one call each cost
+    twice as much). When that fails, or gives another count than the lines (two lines that
+    are no JSON each could together be one value), each line is decoded on its own."""
+    if not payloads:
+        return []
+    try:
+        values = _decode("[" + b",".join(payloads).decode("utf-8") + "]")
+        if isinstance(values, list) and len(values) == len(payloads):
+            return [v for v in values if isinstance(v, dict)]
+    except ValueError:
+        pass
+    events: list[dict[str, Any]] = []
+    for payload in payloads:
+        try:
+            value = _decode(payload.decode("utf-8"))
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events

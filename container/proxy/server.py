@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 
 READ_TIMEOUT_S = 900.0  # a model may think for minutes before its first byte
 CONNECT_TIMEOUT_S = 30.0
+RELAY_BYTES = 256 * 1024  # the most one relay step reads (and writes) of an answer
 
 
 @dataclass(frozen=True)
@@ -358,13 +359,12 @@ class CredentialProxy:
                 )
                 await response.prepare(request)
                 content = answer.content
-                while chunk := await content.readany():
-                    # Whatever else has arrived goes in the same write (fewer, larger writes
-                    # under load); nothing is ever waited for, so every event leaves as soon as
-                    # it came.
-                    more = content.read_nowait()
-                    if more:
-                        chunk += more
+                # One read takes everything that has arrived, up to RELAY_BYTES, joined once
+                # (the client parser buffers an SSE stream as one piece per HTTP chunk, i.e. per
+                # event): fewer, larger writes under load, and nothing is ever waited for, so
+                # every event leaves as soon as it came. The same bytes object is then given to
+                # the meter, the tap and the runner's connection: no copy of ours.
+                while chunk := await content.read(RELAY_BYTES):
                     meter.feed(chunk)
                     if tap is not None:  # before the runner has the bytes
                         tap.feed(chunk)

@@ -42,6 +42,40 @@ DELTA_TEXT = {
     ANTHROPIC: re.compile(rb'"(?:text|partial_json|thinking)":' + _STRING),
     OPENAI: re.compile(rb'"delta":' + _STRING),
 }
+# Where such a string starts; its end is found with bytes.find (the regex above, run over 2 MB
+# of deltas, cost more than everything else the proxy does with an answer).
+_OPENING = {
+    ANTHROPIC: re.compile(rb'"(?:text|partial_json|thinking)":\s*"'),
+    OPENAI: re.compile(rb'"delta":\s*"'),
+}
+_BACKSLASH = 0x5C
+
+
+def delta_string_bytes(api: str, data: bytes) -> int:
+    """The bytes of the delta strings in `data` (what DELTA_TEXT's group 1 matches, summed)."""
+    total, pos = 0, 0
+    opening, find = _OPENING[api].search, data.find
+    while (match := opening(data, pos)) is not None:
+        start = end = match.end()
+        while True:  # the closing quote: one not escaped by an odd run of backslashes
+            end = find(b'"', end)
+            if end < 0:
+                return total  # unterminated: the regex finds no match from here on either
+            escapes = end
+            while escapes > start and data[escapes - 1] == _BACKSLASH:
+                escapes -= 1
+            if (end - escapes) % 2 == 0:
+                break
+            end += 1
+        if find(b"\\\n", start, end) >= 0:  # `\.` does not match a newline: ask the regex
+            exact = DELTA_TEXT[api].match(data, match.start())
+            if exact is None:
+                pos = match.start() + 1
+                continue
+            start, end = exact.span(1)
+        total += end - start
+        pos = end + 1
+    return total
 
 
 class UsageMeter:
@@ -106,8 +140,7 @@ class UsageMeter:
             self._tail, self._skipping = b"", True
 
     def _count_deltas(self, lines: bytes) -> None:
-        for match in DELTA_TEXT[self.api].finditer(lines):
-            self.delta_bytes += match.end(1) - match.start(1)
+        self.delta_bytes += delta_string_bytes(self.api, lines)
 
     def _line_done(self, line: bytes) -> None:
         if not line.startswith(b"data:") or b'"usage"' not in line:

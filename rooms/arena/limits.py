@@ -4,6 +4,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
+
+# The name arena registers under (rooms/__init__.py): its tasks record it, and a group's
+# policy keeps these limits under it (rooms.base.model.GroupPolicy.protocol_limits).
+NAME: Final = "arena"
 
 
 class LimitsError(ValueError):

@@ -38,6 +38,12 @@ from rooms.judge.structured import StructuredError, read_object
 from rooms.phased.deliberation import RETRIES, Ask, Conclusion, Post, Reply, charge, retry_note
 
 MODERATOR, SYNTHESIZER = "moderator", "synthesizer"
+# The actors' prompt files (prompts/<role>.md), which a group may replace.
+MODERATOR_ROLE = "arena-moderator"
+RESEARCHER_ROLE = "arena-researcher"
+EXPERT_ROLE = "arena-expert"
+SYNTHESIZER_ROLE = "arena-synthesizer"
+PROMPT_ROLES = (MODERATOR_ROLE, RESEARCHER_ROLE, EXPERT_ROLE, SYNTHESIZER_ROLE)
 
 
 def start(question: str) -> ArenaState:
@@ -47,13 +53,13 @@ def start(question: str) -> ArenaState:
 def plan(state: ArenaState, limits: ArenaLimits) -> list[Ask]:
     if state.phase == "panel":
         return [
-            _ask(state, MODERATOR, "arena-moderator", moderator_prompt(state, limits), PANEL_SCHEMA)
+            _ask(state, MODERATOR, MODERATOR_ROLE, moderator_prompt(state, limits), PANEL_SCHEMA)
         ]
     if state.phase == "research":
         return [
             Ask(
                 f"researcher:{i}",
-                "arena-researcher",
+                RESEARCHER_ROLE,
                 researcher_prompt(state, focus),
             )
             for i, focus in enumerate(state.researchers, start=1)
@@ -64,7 +70,7 @@ def plan(state: ArenaState, limits: ArenaLimits) -> list[Ask]:
         return [
             Ask(
                 f"expert:{slug}",
-                "arena-expert",
+                EXPERT_ROLE,
                 expert_prompt(state, seat, limits),
                 dict(EXPERT_SCHEMA),
             )
@@ -76,7 +82,7 @@ def plan(state: ArenaState, limits: ArenaLimits) -> list[Ask]:
             _ask(
                 state,
                 SYNTHESIZER,
-                "arena-synthesizer",
+                SYNTHESIZER_ROLE,
                 synthesizer_prompt(state, _table(state)),
                 SYNTHESIS_SCHEMA,
             )

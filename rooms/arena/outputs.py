@@ -16,11 +16,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rooms.base.words import OWNER, REVIEWER
 from rooms.judge.structured import strict_schema
 
 SLUG = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 SLUG_MAX = 40
-RESERVED_SLUGS = frozenset({"moderator", "tribunal", "everyone", "all", "owner", "reviewer"})
+RESERVED_SLUGS = frozenset({"moderator", "tribunal", "everyone", "all", OWNER, REVIEWER})
 _TEXT = 20_000  # characters of one free-text field; more is cut at the boundary, not refused
 
 

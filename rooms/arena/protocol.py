@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rooms.arena import machine
+from rooms.arena.limits import NAME, ArenaLimits
 from rooms.arena.state import ArenaState
 from rooms.base.model import GroupPolicy, Task
+from rooms.core.registry import ProtocolSpec
 from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
 from rooms.phased.protocol import PhasedProtocol
 
@@ -19,8 +21,8 @@ LABELS = {
 
 
 class ArenaMachine:
-    name = "arena"
-    command = "arena"
+    name = NAME
+    command = NAME  # `@tribunal arena …`
     phases = tuple(LABELS)
 
     def start(self, task: Task, policy: GroupPolicy) -> ArenaState:
@@ -30,12 +32,12 @@ class ArenaMachine:
         return state.phase
 
     def plan(self, state: ArenaState, policy: GroupPolicy) -> list[Ask]:
-        return machine.plan(state, policy.arena)
+        return machine.plan(state, policy.limits(NAME, ArenaLimits))
 
     def advance(
         self, state: ArenaState, replies: Sequence[Reply], policy: GroupPolicy, now: float
     ) -> tuple[ArenaState, list[Post], Conclusion | None]:
-        return machine.advance(state, replies, policy.arena, now)
+        return machine.advance(state, replies, policy.limits(NAME, ArenaLimits), now)
 
     def opened_text(self, user: str) -> str:
         return (
@@ -48,3 +50,11 @@ class ArenaMachine:
 
 
 ARENA = PhasedProtocol(ArenaMachine())
+# How the rest of Tribunal sees it (rooms.core.registry): registered by rooms/__init__.py.
+SPEC = ProtocolSpec(
+    ARENA,
+    limits=ArenaLimits,
+    prompt_roles=machine.PROMPT_ROLES,
+    usage="<question>",
+    summary="ask a panel of experts",
+)

@@ -10,7 +10,6 @@ from pydantic import BaseModel, Field
 from rooms.arena.outputs import ExpertMessage, SynthesisNarrative
 
 Phase = Literal["panel", "research", "debate", "synthesis", "done", "failed"]
-PHASES: tuple[Phase, ...] = ("panel", "research", "debate", "synthesis", "done", "failed")
 VetoState = Literal["none", "standing", "withdrawn"]
 
 

@@ -1,11 +1,11 @@
 """A protocol's state machine as data (DESIGN §3, §9): statuses, who acts in each, and the table
 of transitions. Every protocol has one; the store checks each status change against it.
 
-Two statuses and four events are shared by every protocol, because the parts of the engine that
-are not a protocol's own rely on them: `closed` ends a task (a room has at most one task that is
-not closed, and a new human message opens a new task), and `waiting_human` is where a task waits
-for a person to answer an escalation (commands and buttons answer it with `answer`, `approve` or
-`reject`; `stop` closes a task from any open status).
+Two statuses and four events are shared by every protocol (their words are rooms/base/words.py's),
+because the parts of the engine that are not a protocol's own rely on them: `closed` ends a task
+(a room has at most one task that is not closed, and a new human message opens a new task), and
+`waiting_human` is where a task waits for a person to answer an escalation (commands and buttons
+answer it with `answer`, `approve` or `reject`; `stop` closes a task from any open status).
 """
 
 from __future__ import annotations
@@ -13,17 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-CLOSED = "closed"
-WAITING_HUMAN = "waiting_human"
-# What a person does, in every protocol.
-STOP = "stop"
-ANSWER = "answer"
-APPROVE = "approve"
-REJECT = "reject"
-HUMAN_EVENTS = (ANSWER, APPROVE, REJECT, STOP)
-# A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
-# lets people call its judge there; the store keeps the request only where the table allows it.
-SUMMONED = "summoned"
+from rooms.base.words import CLOSED, STOP
 
 
 class IllegalTransition(ValueError):

@@ -21,71 +21,56 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Literal
 
-# The words of a room, defined here once for all of rooms/ (the pair's state table, prompts,
-# settings, replay): this module stays standard-library only, so that a bare interpreter can load
-# it by its path (tests/rooms/marker_probe.py checks Debian's Python 3.11.2 with it).
-Role = Literal["owner", "reviewer", "arbiter"]  # the pair's agent roles
-ROLES: tuple[Role, ...] = get_args(Role)
-OWNER: Final = "owner"
-REVIEWER: Final = "reviewer"
-ARBITER: Final = "arbiter"
-HUMAN: Final = "human"  # a person, as a transcript or a history names them
-# The runs of tests an arbiter asked for in a pair's task (rooms/pair/resolving.py): their role
-# is this prefix and the resolve actor's key ("resolve:positions"); they are not pair rounds.
-RESOLVING_PREFIX: Final = "resolve:"
+from rooms.base.words import (
+    APPROVED,
+    ARBITER,
+    BLOCKED,
+    CHANGES_REQUESTED,
+    DONE,
+    ESCALATE,
+    NEEDS_CONTEXT,
+    OWNER,
+    PROCEED,
+    REVIEWER,
+    VERDICTS,
+    Role,
+)
 
-
-def is_resolving(role: str) -> bool:
-    """Whether a turn of `role` is a run of the tests an arbiter asked for."""
-    return role.startswith(RESOLVING_PREFIX)
-
-
-Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]  # the arbiter's rulings (DESIGN §5)
-VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
-
-# The markers (DESIGN §3): the words a turn's first line says, and the pair's events.
-DONE: Final = "DONE"
-NEEDS_CONTEXT: Final = "NEEDS_CONTEXT"
-BLOCKED: Final = "BLOCKED"
-APPROVED: Final = "APPROVED"
-CHANGES_REQUESTED: Final = "CHANGES_REQUESTED"
-OWNER_MARKERS = (DONE, NEEDS_CONTEXT, BLOCKED)
-REVIEWER_MARKERS = (APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT, BLOCKED)
-STUCK = (BLOCKED, NEEDS_CONTEXT)  # either side cannot go on without help
-# What a turn with no marker counts as (it is stored as unmarked).
-UNMARKED: dict[str, str] = {OWNER: DONE, REVIEWER: CHANGES_REQUESTED}
+# The words themselves (roles, markers, verdicts) are rooms/base/words.py's; this module reads
+# them. Both stay standard-library only, so that a bare interpreter can load them by their paths
+# (tests/rooms/marker_probe.py checks Debian's Python 3.11.2 with them).
 
 # Canonical marker by role for each word accepted as written (upper case), with any text after.
 _EXACT: dict[str, dict[str, str]] = {
-    "owner": {
-        "DONE": "DONE",
-        "DONE_WITH_CONCERNS": "DONE",
-        "NEEDS_CONTEXT": "NEEDS_CONTEXT",
-        "BLOCKED": "BLOCKED",
+    OWNER: {
+        DONE: DONE,
+        "DONE_WITH_CONCERNS": DONE,
+        NEEDS_CONTEXT: NEEDS_CONTEXT,
+        BLOCKED: BLOCKED,
     },
-    "reviewer": {
-        "APPROVED": "APPROVED",
-        "LGTM": "APPROVED",
-        "DONE": "APPROVED",
-        "CHANGES_REQUESTED": "CHANGES_REQUESTED",
-        "DONE_WITH_CONCERNS": "CHANGES_REQUESTED",
-        "NEEDS_CONTEXT": "NEEDS_CONTEXT",
-        "BLOCKED": "BLOCKED",
+    REVIEWER: {
+        APPROVED: APPROVED,
+        "LGTM": APPROVED,
+        DONE: APPROVED,
+        CHANGES_REQUESTED: CHANGES_REQUESTED,
+        "DONE_WITH_CONCERNS": CHANGES_REQUESTED,
+        NEEDS_CONTEXT: NEEDS_CONTEXT,
+        BLOCKED: BLOCKED,
     },
-    "arbiter": {v: v for v in VERDICTS},
+    ARBITER: {v: v for v in VERDICTS},
 }
 # Aliases also accepted in lower or mixed case, by role, when they stand alone on their line.
 _ANY_CASE: dict[str, dict[str, str]] = {
-    "owner": {},
-    "reviewer": {"LGTM": "APPROVED", "APPROVED": "APPROVED"},
-    "arbiter": {},
+    OWNER: {},
+    REVIEWER: {"LGTM": APPROVED, APPROVED: APPROVED},
+    ARBITER: {},
 }
 # The reading that a doubt leads to, by role (the owner's first marker always stands).
-_IN_DOUBT: dict[str, str] = {"reviewer": "CHANGES_REQUESTED", "arbiter": "ESCALATE"}
+_IN_DOUBT: dict[str, str] = {REVIEWER: CHANGES_REQUESTED, ARBITER: ESCALATE}
 # The markers that let work go on unchallenged, and so may not be qualified.
-_GO_AHEAD = ("APPROVED", "PROCEED")
+_GO_AHEAD = (APPROVED, PROCEED)
 
 WINDOW = 12
 
@@ -347,8 +332,3 @@ def find_marker(text: str, role: Role) -> str | None:
     """The canonical marker for `role` after the when-in-doubt rules, or None when the visible
     window holds none."""
     return read_marker(text, role).marker
-
-
-def find_verdict(text: str) -> str | None:
-    """PROCEED / REVISE / RESET / ESCALATE, or None when unreadable (callers then escalate)."""
-    return find_marker(text, "arbiter")

@@ -6,16 +6,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rooms.arena.limits import ArenaLimits
-from rooms.base.markers import ARBITER, OWNER, REVIEWER, Verdict
 from rooms.base.open_caps import OpenCaps
-from rooms.debate.limits import DebateLimits
-from rooms.resolve.limits import ResolveLimits
+from rooms.base.words import ARBITER, OWNER, REVIEWER, Verdict
 from runners.protocol import ModelAgent
 
 
@@ -118,6 +116,15 @@ class Outbound:
     # Which delivery of the outbox row this is: above 1, an earlier one may have reached the
     # platform before the process died, so a platform that can look (Slack) checks first.
     attempt: int = 1
+    # With `attempt` > 1: the platform's id of the room's last message delivered before this one
+    # (None: none), where a platform that reads its thread back starts looking for this one.
+    after: str | None = None
+    # An edit that says how a turn ended (a progress message's last): never coalesced away
+    # like the edits before it; the platform sends it, in its turn, and raises if it cannot.
+    final: bool = False
+    # With `final`: the message has done its job (its turn's output follows as a post of its
+    # own): a platform that can delete it does; one that cannot shows `text`, as for any edit.
+    remove: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,9 @@ class Thresholds:
     max_wall_s: float = 4 * 3600.0
     max_tokens: int = 5_000_000
     max_cost_usd: float = 50.0
+
+
+L = TypeVar("L")
 
 
 @dataclass(frozen=True)
@@ -168,9 +178,9 @@ class GroupPolicy:
     # (rooms/work/snapshots.py), with a message in the room.
     max_commit_file_bytes: int = 8 * 1024 * 1024
     recent_turns: int = 6  # turn outputs quoted in each prompt
-    arena: ArenaLimits = ArenaLimits()  # the deliberation protocols' limits (DESIGN §9)
-    debate: DebateLimits = DebateLimits()
-    resolve: ResolveLimits = ResolveLimits()
+    # Each protocol's limits by its name (DESIGN §9; rooms.core.registry.ProtocolSpec.limits),
+    # as the group set them; a protocol missing here runs with its model's defaults.
+    protocol_limits: Mapping[str, object] = field(default_factory=dict)
     # Context that does not grow (rooms/pair/sessions): a session is resumed for at most this
     # many turns and while the outputs it has read stay within session_chars; a fresh prompt
     # quotes the newest turns in full within recent_chars, the older ones one line each.
@@ -189,6 +199,15 @@ class GroupPolicy:
     def how_to(self, what: str) -> str:
         """`"mention me with `status`"` / `"type `status`"`."""
         return f"{self.address} {what}"
+
+    def limits(self, protocol: str, model: type[L]) -> L:
+        """The limits of `protocol` for this group: as set, else `model`'s defaults."""
+        found = self.protocol_limits.get(protocol)
+        if found is None:
+            return model()
+        if not isinstance(found, model):
+            raise TypeError(f"the {protocol!r} limits are a {type(found).__name__}, not {model}")
+        return found
 
     def agent_for(self, role: str) -> AgentConfig:
         """The pair's three roles by name; every other role is a deliberation actor's."""

@@ -24,13 +24,15 @@ import asyncio
 import logging
 from dataclasses import replace
 
-from rooms.base.machine import CLOSED, WAITING_HUMAN
+from rooms.base.machine import UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.base.records import Change
+from rooms.base.words import CLOSED, WAITING_HUMAN
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.kept_history import KeptHistory, last_message_id, with_messages
 from rooms.core.outputs import post
+from rooms.core.progress import close_open_progress, removes_progress
 from rooms.core.protocol import Protocol, Step, TurnStart
 from rooms.core.registry import protocol_for
 from rooms.core.summons import Summonable, accepts
@@ -104,6 +106,9 @@ async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
     )
     task = await ctx.store.task(task_id)
     room = await ctx.store.room(task.room) if task else None
+    # Their progress messages (and any other of the task's that never said how its turn ended)
+    # say so now: best effort, the engine's first scan tries again what fails here.
+    await close_open_progress(ctx.store, ctx.platform, task_id=task_id, removes=removes_progress_of)
     if not stale or room is None:
         return room
     notes = [
@@ -119,6 +124,14 @@ async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
     await ctx.store.apply(Change(task_id, now, outbox=notes))
     ctx.wake_outbox()
     return room
+
+
+def removes_progress_of(protocol: str) -> bool:
+    """Whether a finished turn of the protocol (by name) has its progress message removed."""
+    try:
+        return removes_progress(protocol_for(protocol))
+    except UnknownProtocol:
+        return False
 
 
 async def _read(
@@ -199,7 +212,16 @@ async def step(
         except Exception as exc:
             run = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
         else:
-            run = await run_turn(ctx, task.id, spec, room, turn.seq, outcome=run)
+            run = await run_turn(
+                ctx,
+                task.id,
+                spec,
+                room,
+                turn.seq,
+                outcome=run,
+                turn_id=turn.id,
+                remove_when_finished=removes_progress(protocol),
+            )
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
             return None
@@ -258,7 +280,15 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
         except Exception as exc:
             runs[i] = RunOutcome(error_code=CONFIG, error=f"the turn could not be started: {exc}")
             return
-        runs[i] = await run_turn(ctx, task.id, spec, room, turn.seq)
+        runs[i] = await run_turn(
+            ctx,
+            task.id,
+            spec,
+            room,
+            turn.seq,
+            turn_id=turn.id,
+            remove_when_finished=removes_progress(protocol),
+        )
 
     decided_ids: set[int] = set()
     try:

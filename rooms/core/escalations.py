@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, WAITING_HUMAN, StateTable
+from rooms.base.machine import StateTable
 from rooms.base.model import Action, GroupPolicy, RoomRef, Task
 from rooms.base.records import (
     AnswerDraft,
@@ -25,6 +25,7 @@ from rooms.base.records import (
     MessageDraft,
     OutboxDraft,
 )
+from rooms.base.words import ANSWER, APPROVE, CEILING, CLOSED, REJECT, WAITING_HUMAN
 from rooms.core.cards import decided_card, escalation_card
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
@@ -110,7 +111,7 @@ def needs_approval(kind: str, table: StateTable) -> bool:
     is a note for the task, which keeps waiting. Where a written answer closes the task (the
     deliberation protocols), it grants nothing and is taken as before."""
     target = table.transitions.get(WAITING_HUMAN, {}).get(ANSWER)
-    return kind == "ceiling" and target not in (None, CLOSED)
+    return kind == CEILING and target not in (None, CLOSED)
 
 
 def noted_reply(user: str, task_id: int) -> str:
@@ -224,7 +225,7 @@ async def answer(
             answer=AnswerDraft(escalation.id, kind if kind != "answer" else text, user),
             message=MessageDraft(user, said, kind="answer", event_id=event_id),
             rounds="reset",
-            grant=escalation.kind == "ceiling" and kind == "approve",  # only explicitly
+            grant=escalation.kind == CEILING and kind == "approve",  # only explicitly
             outbox=[
                 OutboxDraft(
                     f"answer:{escalation.id}",

@@ -6,7 +6,9 @@ Rows are posted in id order per room; a row that fails holds back the rows after
 oldest pending row of every room, again and again while rows go out, so a room with many rows
 stuck behind a failing one never keeps the other rooms' posts waiting.
 Delivery is at-least-once: a row is marked sent only after the platform took it, so a crash in
-between hands it again after a restart, with the same `outbox_id` for the platform to recognise.
+between hands it again after a restart, with the same `outbox_id` for the platform to recognise
+(and, from the second attempt, `after`: the room's last delivered message, where a platform that
+reads its thread back starts looking).
 A sent row is never handed again. Each row is claimed before delivery, so two engines on one
 database do not post it both. A round is one round trip to the store (rooms/store/outbox.py
 `outbox_round`): it marks sent what the last round posted and claims the next head rows, so a
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import replace
 
 from rooms.base.model import Outbound
 from rooms.base.records import OutboxRow
@@ -132,6 +135,9 @@ class Deliverer:
             in_reply_to=row.in_reply_to,
             attempt=row.attempts + 1,  # `row` was read before its claim counted this one
         )
+        if message.attempt > 1:  # it may be there already: say where to start looking
+            after = await self.ctx.store.last_sent_before(row.room.key, row.id)
+            message = replace(message, after=after)
         try:
             message_id = await self.ctx.platform.deliver(message)
         except Exception as exc:

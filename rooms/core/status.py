@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
+from rooms.base.words import APPROVED, OWNER, REVIEWER
 from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval
+from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
 from rooms.judge.quoting import inline_quote, one_line
@@ -113,15 +115,37 @@ async def _outcome(ctx: Ctx, task: Task) -> str:
         return f"closed after {one_line(last.answered_by)} answered: {inline_quote(last.question)}"
     if task.protocol == DEFAULT_PROTOCOL:
         return "closed before an approval"
+    failure = await _failure(ctx, task)
+    if failure:
+        return f"the {task.protocol} stopped: {one_line(failure)}"
     if after_turns or (turns and turns[-1].status != "done"):
         return f"the {task.protocol} was stopped before it concluded"
     return f"the {task.protocol} concluded; its record is posted in the room"
 
 
+async def _failure(ctx: Ctx, task: Task) -> str:
+    """Why a deliberation protocol stopped before it concluded ("" when it did not): its
+    machine's state replayed from the stored turns, as its driver saw it. A failed run ends the
+    task like a conclusion does, so only the state tells the two apart."""
+    try:
+        protocol = protocol_for(task.protocol)
+    except UnknownProtocol:
+        return ""
+    replay = getattr(protocol, "replay", None)
+    room = await ctx.store.room(task.room)
+    policy = ctx.policies.for_room(room) if room is not None else None
+    if replay is None or room is None or policy is None:
+        return ""
+    history = await ctx.store.history(task.id)
+    step = Step(task, room, policy, history, policy.thresholds, ctx.now(), owner="")
+    failure = getattr(replay(step).state, "failure", "")
+    return failure if isinstance(failure, str) else ""
+
+
 def _approved_and_wrapped_up(done: list[Turn]) -> bool:
     return (
         len(done) >= 2
-        and done[-1].role == "owner"
-        and done[-2].role == "reviewer"
-        and done[-2].marker == "APPROVED"
+        and done[-1].role == OWNER
+        and done[-2].role == REVIEWER
+        and done[-2].marker == APPROVED
     )

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Protocol as Interface
 from typing import runtime_checkable
 
-from rooms.base.machine import SUMMONED, WAITING_HUMAN
 from rooms.base.model import Firing, GroupPolicy, Summon, Task
 from rooms.base.records import Change, Escalation
+from rooms.base.words import SUMMONED, WAITING_HUMAN
 from rooms.core.protocol import Protocol, Step
 
 _NOTE_IN_REASON = 200  # characters of the note in the one-line reason; the prompt has it all

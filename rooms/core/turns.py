@@ -21,7 +21,7 @@ from typing import Any
 from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.base.records import Usage
 from rooms.core.context import Ctx
-from rooms.core.progress import Progress
+from rooms.core.progress import FAILED, FINISHED, INTERRUPTED, Progress
 from rooms.work import worktrees
 from runners.protocol import CRASHED, HARD_TIMEOUT, RunEvent, RunRequest, RunSpec
 
@@ -119,11 +119,29 @@ async def run_turn(
     room: RoomRef,
     seq: int,
     outcome: RunOutcome | None = None,
+    *,
+    turn_id: int | None = None,
+    remove_when_finished: bool = False,
 ) -> RunOutcome:
     """Run the turn into `outcome` (a fresh one when not given): a caller that passes its own
-    still has what the run produced (output, usage) when the turn is cancelled."""
+    still has what the run produced (output, usage) when the turn is cancelled. With `turn_id`,
+    its progress message is kept on the turn until it says how the turn ended;
+    `remove_when_finished`: the turn's output is posted on its own, so a finished turn's
+    progress message goes (rooms/core/progress.py)."""
     outcome = outcome if outcome is not None else RunOutcome()
-    progress = Progress(ctx.platform, room, spec.request.role, seq)
+
+    async def remember(message_id: str | None) -> None:
+        if turn_id is not None:
+            await ctx.store.set_progress_message(turn_id, message_id)
+
+    progress = Progress(
+        ctx.platform,
+        room,
+        spec.request.role,
+        seq,
+        remember,
+        remove_when_finished=remove_when_finished,
+    )
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
     keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
     stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -147,9 +165,9 @@ async def run_turn(
         if interrupted or outcome.lost_lease:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5):
-                    await progress.finish("was interrupted")
+                    await progress.finish(INTERRUPTED)
     if not outcome.lost_lease and not outcome.interrupted:
-        await progress.finish("failed" if outcome.failed else "finished")
+        await progress.finish(FAILED if outcome.failed else FINISHED)
     return outcome
 
 

@@ -4,7 +4,7 @@ setting of the group (`[groups.<name>.debate]`), with these defaults."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 Side = Literal["advocate", "challenger"]
 SIDES: tuple[Side, Side] = ("advocate", "challenger")
@@ -25,6 +25,11 @@ DEFAULT_WEIGHTS = {
     "reversibility": 10,
 }
 SCORE_MAX = 10  # the referee scores each criterion 0–10
+
+
+# The name debate registers under (rooms/__init__.py): its tasks record it, and a group's
+# policy keeps these limits under it (rooms.base.model.GroupPolicy.protocol_limits).
+NAME: Final = "debate"
 
 
 class LimitsError(ValueError):

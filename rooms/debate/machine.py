@@ -50,6 +50,8 @@ ROLE = {"advocate": "debate-advocate", "challenger": "debate-challenger"}
 REFEREE = "referee"
 REFEREE_ROLE = "debate-referee"
 FRAME_ROLE = "debate-frame"
+# The actors' prompt files (prompts/<role>.md), which a group may replace.
+PROMPT_ROLES = (FRAME_ROLE, *ROLE.values(), REFEREE_ROLE)
 _REPORT_RESENT = "referee:gaps"
 
 

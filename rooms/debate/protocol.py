@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rooms.base.model import GroupPolicy, Task
+from rooms.core.registry import ProtocolSpec
 from rooms.debate import machine
+from rooms.debate.limits import NAME, DebateLimits
 from rooms.debate.state import DebateState
 from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
 from rooms.phased.protocol import PhasedProtocol
@@ -20,8 +22,8 @@ LABELS = {
 
 
 class DebateMachine:
-    name = "debate"
-    command = "debate"
+    name = NAME
+    command = NAME  # `@tribunal debate …`
     phases = tuple(LABELS)
 
     def start(self, task: Task, policy: GroupPolicy) -> DebateState:
@@ -32,12 +34,12 @@ class DebateMachine:
         return state.phase
 
     def plan(self, state: DebateState, policy: GroupPolicy) -> list[Ask]:
-        return machine.plan(state, policy.debate)
+        return machine.plan(state, policy.limits(NAME, DebateLimits))
 
     def advance(
         self, state: DebateState, replies: Sequence[Reply], policy: GroupPolicy, now: float
     ) -> tuple[DebateState, list[Post], Conclusion | None]:
-        return machine.advance(state, replies, policy.debate)
+        return machine.advance(state, replies, policy.limits(NAME, DebateLimits))
 
     def opened_text(self, user: str) -> str:
         return (
@@ -51,3 +53,11 @@ class DebateMachine:
 
 
 DEBATE = PhasedProtocol(DebateMachine())
+# How the rest of Tribunal sees it (rooms.core.registry): registered by rooms/__init__.py.
+SPEC = ProtocolSpec(
+    DEBATE,
+    limits=DebateLimits,
+    prompt_roles=machine.PROMPT_ROLES,
+    usage="<decision>",
+    summary="open a debate",
+)

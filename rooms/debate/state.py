@@ -17,7 +17,6 @@ from rooms.debate.outputs import (
 )
 
 Phase = Literal["frame", "briefs", "questions", "answers", "referee", "done", "failed"]
-PHASES: tuple[Phase, ...] = ("frame", "briefs", "questions", "answers", "referee", "done", "failed")
 
 
 class DebateState(BaseModel):

@@ -21,8 +21,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from rooms.base.markers import STUCK, UNMARKED
 from rooms.base.model import Firing, Thresholds
+from rooms.base.words import (
+    APPROVED,
+    BLOCKED_DETECTOR,
+    CEILING,
+    OSCILLATION,
+    OWNER,
+    REPEATED_FINDINGS,
+    REVIEWER,
+    ROUND_CAP,
+    STAGNATION,
+    STUCK,
+    UNCHANGED,
+    UNMARKED,
+    WORK_ROLES,
+)
+from rooms.judge.detector_spec import DetectorSpec, Threshold
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
 from rooms.judge.noise import digest, normalize
@@ -68,7 +83,7 @@ class Round:
 
     @property
     def approved(self) -> bool:
-        return self.reviewer.marker == "APPROVED"
+        return self.reviewer.marker == APPROVED
 
     @property
     def tree(self) -> str | None:
@@ -138,12 +153,12 @@ def _rounds(window: Sequence[Step], tree_before: str | None = None) -> list[Roun
     rounds: list[Round] = []
     owner: list[Step] = []
     for step in window:
-        if step.role == "reviewer":
+        if step.role == REVIEWER:
             r = Round(owner=tuple(owner), reviewer=step, tree_before=tree_before)
             rounds.append(r)
             owner = []
             tree_before = None if r.approved else (r.tree or tree_before)
-        elif step.role == "owner":
+        elif step.role == OWNER:
             owner.append(step)
     return rounds
 
@@ -182,7 +197,7 @@ def _ceiling(
 
 
 def _ceiling_firing(limit: str, reason: str) -> Firing:
-    return Firing(detector="ceiling", reason=reason, extra={"limit": limit})
+    return Firing(detector=CEILING, reason=reason, extra={"limit": limit})
 
 
 def duration_words(seconds: float) -> str:
@@ -200,15 +215,15 @@ Detector = Callable[[Sequence[Step], list[Round], Thresholds], Firing | None]
 
 def _blocked(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
     step = window[-1]
-    if step.marker not in STUCK_MARKERS or step.role not in ("owner", "reviewer"):
+    if step.marker not in STUCK_MARKERS or step.role not in WORK_ROLES:
         return None
     marker = step.marker
-    rest, lines = after_marker(step.text, "owner" if step.role == "owner" else "reviewer")
+    rest, lines = after_marker(step.text, OWNER if step.role == OWNER else REVIEWER)
     # The reason is what follows the marker on its line, else the first paragraph after it.
     reason = rest or next(iter(paragraphs(lines)), "")
     said = f": {_quote(reason)}" if reason else " without saying why"
     return Firing(
-        detector="blocked",
+        detector=BLOCKED_DETECTOR,
         reason=f"the {step.role} reported {marker}{said}",
         fingerprint=reason_fingerprint(marker, reason),
         extra={"role": step.role, "marker": marker},
@@ -216,14 +231,14 @@ def _blocked(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firi
 
 
 def _stagnation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
-    if window[-1].role != "reviewer" or rounds[-1].approved:
+    if window[-1].role != REVIEWER or rounds[-1].approved:
         return None
     latest = rounds[-1].fingerprint
     occurrences = sum(1 for r in rounds if r.fingerprint == latest)
     if occurrences < max(1, t.stagnation_repeats) + 1:
         return None
     return Firing(
-        detector="stagnation",
+        detector=STAGNATION,
         reason=(
             f"the same round has happened {occurrences} times: the owner's output, the "
             "reviewer's findings and the workspace are unchanged"
@@ -236,13 +251,13 @@ def _stagnation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> F
 def _stagnation_after_proceed(
     window: Sequence[Step], rounds: list[Round], proceeded: Collection[str]
 ) -> Firing | None:
-    if not proceeded or window[-1].role != "reviewer" or rounds[-1].approved:
+    if not proceeded or window[-1].role != REVIEWER or rounds[-1].approved:
         return None
     latest = rounds[-1].fingerprint
     if latest not in proceeded:
         return None
     return Firing(
-        detector="stagnation",
+        detector=STAGNATION,
         reason=(
             "the round the arbiter ruled PROCEED on has come back unchanged: the same owner "
             "output, reviewer findings and workspace"
@@ -254,7 +269,7 @@ def _stagnation_after_proceed(
 
 def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
     span = max(1, t.repeated_findings_rounds)
-    if window[-1].role != "reviewer" or len(rounds) < span + 1:
+    if window[-1].role != REVIEWER or len(rounds) < span + 1:
         return None
     recent = rounds[-(span + 1) :]
     latest = recent[-1].findings
@@ -279,7 +294,7 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
         print_ = digest("findings", *sorted(normalize(item) for item in latest))
     else:
         return None
-    return Firing(detector="repeated_findings", reason=what, fingerprint=print_, extra=extra)
+    return Firing(detector=REPEATED_FINDINGS, reason=what, fingerprint=print_, extra=extra)
 
 
 def _id_order(finding: str) -> int:
@@ -289,7 +304,7 @@ def _id_order(finding: str) -> int:
 def _unchanged(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
     """The owner left the workspace as the last CHANGES_REQUESTED found it, in the last
     `unchanged_rounds` rounds in a row, and the reviewer still asks for changes."""
-    if window[-1].role != "reviewer" or rounds[-1].approved:
+    if window[-1].role != REVIEWER or rounds[-1].approved:
         return None
     span = max(1, t.unchanged_rounds)
     streak = 0
@@ -304,7 +319,7 @@ def _unchanged(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Fi
         return None
     tree = rounds[-1].tree or ""
     return Firing(
-        detector="unchanged",
+        detector=UNCHANGED,
         reason=(
             f"the owner has left the workspace unchanged for {streak} rounds while the reviewer "
             f"keeps asking for changes (tree {tree[:12]}): neither side moves"
@@ -332,7 +347,7 @@ def _tree_returns(window: Sequence[Step]) -> Firing | None:
         return None
     back = len(states) - 1 - states.index(latest)
     return Firing(
-        detector="oscillation",
+        detector=OSCILLATION,
         reason=(
             f"the workspace went back to a state it had {back} changes ago "
             f"(tree {latest[:12]}): the work is going back and forth"
@@ -344,7 +359,7 @@ def _tree_returns(window: Sequence[Step]) -> Firing | None:
 
 def _approval_flips(window: Sequence[Step], rounds: list[Round]) -> Firing | None:
     """The reviewer approved, then asked for changes again, more than once."""
-    if window[-1].role != "reviewer" or len(rounds) < 2:
+    if window[-1].role != REVIEWER or len(rounds) < 2:
         return None
     if rounds[-1].approved or not rounds[-2].approved:
         return None  # only the review that withdraws an approval fires, not every one after it
@@ -354,7 +369,7 @@ def _approval_flips(window: Sequence[Step], rounds: list[Round]) -> Firing | Non
     if withdrawals < APPROVAL_WITHDRAWALS:
         return None
     return Firing(
-        detector="oscillation",
+        detector=OSCILLATION,
         reason=(
             f"the reviewer has approved and then asked for changes again {withdrawals} times: "
             "its verdict is going back and forth"
@@ -364,7 +379,7 @@ def _approval_flips(window: Sequence[Step], rounds: list[Round]) -> Firing | Non
 
 
 def _round_cap(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Firing | None:
-    if window[-1].role != "reviewer" or rounds[-1].approved:
+    if window[-1].role != REVIEWER or rounds[-1].approved:
         return None
     unapproved = 0
     for r in reversed(rounds):
@@ -374,20 +389,101 @@ def _round_cap(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> Fi
     if unapproved < t.round_cap:
         return None
     return Firing(
-        detector="round_cap",
+        detector=ROUND_CAP,
         reason=f"{unapproved} rounds without approval since the last human message or ruling",
         extra={"rounds": unapproved},
     )
 
 
-_CONTENT_DETECTORS: tuple[Detector, ...] = (
-    _blocked,
-    _stagnation,
-    _repeated_findings,
-    _unchanged,
-    _oscillation,
-    _round_cap,
+# The detectors, in the order `check` asks them (after the ceilings, which come first). A new
+# detector is its function and one entry here; its thresholds are fields of Thresholds.
+DETECTORS: tuple[DetectorSpec, ...] = (
+    DetectorSpec(
+        CEILING,
+        "the task's turns, wall time, tokens or cost reached their limit: people decide",
+        thresholds=(
+            Threshold("max_turns", "turns per task (ceiling → escalation)", ge=1),
+            Threshold("max_wall_s", "wall time per task (ceiling)", gt=0),
+            Threshold("max_tokens", "tokens per task (ceiling)", ge=1),
+            Threshold("max_cost_usd", "cost per task (ceiling)", gt=0),
+        ),
+    ),
+    DetectorSpec(
+        BLOCKED_DETECTOR,
+        "the owner or the reviewer says BLOCKED or NEEDS_CONTEXT",
+        _blocked,
+        repeat_asks_people=True,
+    ),
+    DetectorSpec(
+        STAGNATION,
+        "the same round (owner output, reviewer findings, workspace) comes back",
+        _stagnation,
+        thresholds=(
+            Threshold(
+                "stagnation_repeats",
+                "the same round fingerprint this many times is a deadlock",
+                ge=1,
+            ),
+        ),
+        proceed_remembered=True,
+        repeat_asks_people=True,
+    ),
+    DetectorSpec(
+        REPEATED_FINDINGS,
+        "the reviewer's findings stay the same",
+        _repeated_findings,
+        thresholds=(
+            Threshold(
+                "repeated_findings_rounds",
+                "the reviewer's findings unchanged for this many rounds",
+                ge=1,
+            ),
+            Threshold(
+                "findings_similarity", "findings this similar count as unchanged (0–1)", ge=0, le=1
+            ),
+        ),
+    ),
+    DetectorSpec(
+        UNCHANGED,
+        "the owner leaves the workspace as the reviewer's request found it",
+        _unchanged,
+        thresholds=(
+            Threshold(
+                "unchanged_rounds",
+                "rounds in a row the owner leaves the workspace as the last request for changes "
+                "found it",
+                ge=1,
+            ),
+        ),
+    ),
+    DetectorSpec(
+        OSCILLATION,
+        "the workspace returns to an earlier state, or the reviewer's approval flips back",
+        _oscillation,
+    ),
+    DetectorSpec(
+        ROUND_CAP,
+        "too many rounds without approval",
+        _round_cap,
+        thresholds=(
+            Threshold(
+                "round_cap", "rounds without approval since the last human message or ruling", ge=1
+            ),
+        ),
+    ),
 )
+_CONTENT_DETECTORS: tuple[Detector, ...] = tuple(d.detect for d in DETECTORS if d.detect)
+
+
+def detector(name: str) -> DetectorSpec | None:
+    """The spec of the detector whose firings are recorded as `name`."""
+    return next((d for d in DETECTORS if d.name == name), None)
+
+
+def remembers_proceed(name: str) -> bool:
+    """Whether a PROCEED on a firing of detector `name` is remembered (`check`'s `proceeded`)."""
+    spec = detector(name)
+    return spec is not None and spec.proceed_remembered
 
 
 def _quote(text: str) -> str:

@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 
-from rooms.base.markers import Role, split_at_marker, visible
+from rooms.base.markers import split_at_marker, visible
+from rooms.base.words import REVIEWER, Role
 from rooms.judge.noise import normalize
 
 # Bullets, "1." / "1)" / "(1)" numbering and "a)" lettering, then the finding itself.
@@ -112,7 +113,7 @@ def _items(lines: Sequence[str]) -> list[tuple[str, bool]]:
 def findings(text: str) -> list[str]:
     """The reviewer's open findings: its open list items, else its paragraphs after the marker
     line that are not acknowledgements. A list with every item resolved has no open finding."""
-    rest, lines = after_marker(text, "reviewer")
+    rest, lines = after_marker(text, REVIEWER)
     items = _items(lines)
     if items:
         found = [item for item, still_open in items if still_open]

@@ -11,6 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from rooms.base.words import OWNER
 from rooms.judge.findings import findings
 from rooms.judge.noise import digest, normalize
 
@@ -51,7 +52,7 @@ def fingerprint(
 def _fingerprint(owner_text: str, reviewer_text: str, marks: list[str], tree: str | None) -> str:
     found = sorted(normalize(item) for item in findings(reviewer_text))
     return digest(
-        "owner",
+        OWNER,
         normalize(owner_text),
         "findings",
         str(len(found)),

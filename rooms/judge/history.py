@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rooms.base.markers import ARBITER, HUMAN, OWNER, ROLES
 from rooms.base.model import Turn
 from rooms.base.records import FiringRow, Message, VerdictRow
+from rooms.base.words import ARBITER, HUMAN, OWNER, RESET, ROLES
 from rooms.judge.detectors import Step, bounded
 
 
@@ -66,7 +66,7 @@ class History:
             return None
         after = 0
         if role == OWNER:
-            resets = [v.turn_seq for v in self.verdicts if v.ruling.verdict == "RESET"]
+            resets = [v.turn_seq for v in self.verdicts if v.ruling.verdict == RESET]
             after = max(resets, default=0)
         for t in reversed(self.done):
             if t.role == role and t.seq > after and t.session_id:

@@ -20,8 +20,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rooms.base.markers import OWNER_MARKERS, REVIEWER_MARKERS
 from rooms.base.model import Ruling
+from rooms.base.words import (
+    ESCALATE,
+    OWNER,
+    OWNER_MARKERS,
+    REVIEWER,
+    REVIEWER_MARKERS,
+    REVISE,
+    other_side,
+)
 from rooms.judge.quoting import quoted
 
 SIDE_BUDGET = 6000  # characters of each side's latest position in the arbiter's prompt
@@ -36,20 +44,20 @@ class Seating:
     """Which side sits where: `first` is the role shown as Position A."""
 
     seed: int
-    first: str  # "owner" or "reviewer"
+    first: str  # OWNER or REVIEWER
 
     @property
     def letter(self) -> dict[str, str]:
-        second = "reviewer" if self.first == "owner" else "owner"
+        second = other_side(self.first)
         return {self.first: "A", second: "B"}
 
     def swapped(self) -> Seating:
-        return Seating(self.seed, "reviewer" if self.first == "owner" else "owner")
+        return Seating(self.seed, other_side(self.first))
 
 
 def seat(seed: int) -> Seating:
     # Its own stream, not the one that shuffles the references (rooms/references/panel.py).
-    first = "owner" if random.Random(f"seat:{seed}").random() < 0.5 else "reviewer"
+    first = OWNER if random.Random(f"seat:{seed}").random() < 0.5 else REVIEWER
     return Seating(seed, first)
 
 
@@ -59,7 +67,7 @@ def mask_roles(text: str, letter: Mapping[str, str]) -> str:
 
     def sub(m: re.Match[str]) -> str:
         word = m.group(1).lower()
-        role = {"implementer": "owner", "verifier": "reviewer"}.get(word, word)
+        role = {"implementer": OWNER, "verifier": REVIEWER}.get(word, word)
         possessive = "'s" if m.group(0).lower().endswith("'s") else ""
         return f"Position {letter[role]}{possessive}"
 
@@ -69,7 +77,7 @@ def mask_roles(text: str, letter: Mapping[str, str]) -> str:
 def without_marker(text: str, role: str) -> str:
     """A side's text without its marker line (which would name its role)."""
     lines = text.strip().splitlines()
-    markers = OWNER_MARKERS if role == "owner" else REVIEWER_MARKERS
+    markers = OWNER_MARKERS if role == OWNER else REVIEWER_MARKERS
     if lines and any(lines[0].strip().strip("*#:` ").upper().startswith(m) for m in markers):
         lines = lines[1:]
     return "\n".join(lines).strip()
@@ -87,12 +95,12 @@ def positions_section(
     """The "## The positions" section: each side's latest words, masked and bounded, in the
     seating's order, with what PROCEED and REVISE mean in terms of the letters."""
     letter = seating.letter
-    texts = {"owner": owner_text, "reviewer": reviewer_text}
-    order = [seating.first, "reviewer" if seating.first == "owner" else "owner"]
+    texts = {OWNER: owner_text, REVIEWER: reviewer_text}
+    order = [seating.first, other_side(seating.first)]
     lines = [
         "## The positions",
-        f"PROCEED sides with Position {letter['owner']} (the work stands as it is); REVISE sides "
-        f"with Position {letter['reviewer']} (its objections must be met). Each position is its "
+        f"PROCEED sides with Position {letter[OWNER]} (the work stands as it is); REVISE sides "
+        f"with Position {letter[REVIEWER]} (its objections must be met). Each position is its "
         f"side's latest turn, cut to the same {budget} characters, with the sides' names masked.",
     ]
     for role in order:
@@ -141,7 +149,7 @@ def swap_rule(first: Ruling, second: Ruling, *, irreversible_change: bool) -> tu
     if irreversible_change:
         return (
             Ruling(
-                verdict="ESCALATE",
+                verdict=ESCALATE,
                 reasons=note,
                 question=TIE_QUESTION.format(first=first.verdict, second=second.verdict),
                 options=list(TIE_OPTIONS),
@@ -149,11 +157,11 @@ def swap_rule(first: Ruling, second: Ruling, *, irreversible_change: bool) -> tu
             ),
             note,
         )
-    revise = next((r for r in (first, second) if r.readable and r.verdict == "REVISE"), None)
+    revise = next((r for r in (first, second) if r.readable and r.verdict == REVISE), None)
     conditions = list(revise.conditions) if revise and revise.conditions else [CAUTIOUS_CONDITION]
     return (
         Ruling(
-            verdict="REVISE",
+            verdict=REVISE,
             reasons=note + (f"\n\n{revise.reasons}" if revise and revise.reasons else ""),
             conditions=conditions,
             references_cited=_merged(first.references_cited, second.references_cited),

@@ -16,9 +16,10 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from rooms.base.markers import ARBITER, HUMAN, find_marker
+from rooms.base.markers import find_marker
 from rooms.base.model import Firing, Thresholds
-from rooms.judge.detectors import Step, bounded, check
+from rooms.base.words import ARBITER, HUMAN, PROCEED
+from rooms.judge.detectors import Step, bounded, check, remembers_proceed
 from rooms.judge.transcript import Transcript
 from rooms.judge.verdicts import parse_ruling
 
@@ -42,7 +43,7 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
     steps: list[Step] = []
     agent_turns = 0
     last_firing: Firing | None = None
-    proceeded: set[str] = set()  # stagnations ruled PROCEED on, as the engine tracks them
+    proceeded: set[str] = set()  # firings ruled PROCEED on, as the engine remembers them
     rows: list[ReplayRow] = []
     for index, turn in enumerate(t.turns):
         marker: str | None = None
@@ -53,7 +54,7 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
         elif turn.role == ARBITER:
             agent_turns += 1
             verdict = parse_ruling(turn.text, None).verdict
-            if verdict == "PROCEED" and last_firing and last_firing.detector == "stagnation":
+            if verdict == PROCEED and last_firing and remembers_proceed(last_firing.detector):
                 proceeded.add(last_firing.fingerprint or "")
             steps.append(Step(kind="ruling", role=ARBITER, text=bounded(turn.text), marker=verdict))
         else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rooms.base.model import Ruling, Turn
+from rooms.base.words import ARBITER, ESCALATE
 from rooms.judge.verdicts import UNREADABLE_OPTIONS, check_ruling, unreadable
 
 SENT_BACK = "sent back: "  # prefix of the `error` of an arbiter turn whose ruling was sent back
@@ -38,7 +39,7 @@ def check_answer(ruling: Ruling, text: str, *, sent_back_before: str | None) -> 
     if sent_back_before is None:
         return Checked(None, problem)
     escalated = unreadable(text, INCOMPLETE_TWICE.format(problem=problem))
-    if ruling.verdict == "ESCALATE" and ruling.question:
+    if ruling.verdict == ESCALATE and ruling.question:
         # Its question stands; only the options it failed to give are the default ones.
         escalated = escalated.model_copy(
             update={"question": ruling.question, "options": list(UNREADABLE_OPTIONS)}
@@ -65,7 +66,7 @@ def earlier_send_back(turns: list[Turn], seq: int | None = None) -> str | None:
     for turn in reversed(turns):
         if (seq is not None and turn.seq >= seq) or turn.status != "done":
             continue
-        return sent_back_problem(turn.error) if turn.role == "arbiter" else None
+        return sent_back_problem(turn.error) if turn.role == ARBITER else None
     return None
 
 

@@ -11,15 +11,14 @@ ignored, so a misspelt "tree" does not silently replay without its hashes.
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rooms.base.markers import HUMAN, Role
-from rooms.base.markers import ROLES as PAIR_ROLES
+from rooms.base.words import SPEAKERS, Speaker
 
-TranscriptRole = Literal[Role, "human"]
-ROLES: tuple[str, ...] = (*PAIR_ROLES, HUMAN)
+TranscriptRole = Speaker
+ROLES: tuple[str, ...] = SPEAKERS
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 
 

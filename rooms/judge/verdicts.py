@@ -19,15 +19,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from rooms.base.markers import VERDICTS, classify_lines, read_marker, split_at_marker
+from rooms.base.markers import classify_lines, read_marker, split_at_marker
 from rooms.base.model import Ruling
+from rooms.base.words import ARBITER, ESCALATE, RESET, REVISE, VERDICTS, Verdict
 from rooms.judge.findings import list_items, paragraphs
-
-Verdict = Literal["PROCEED", "REVISE", "RESET", "ESCALATE"]
 
 _TEXT_ARRAY: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 RULING_SCHEMA: dict[str, Any] = {
@@ -72,7 +71,6 @@ UNREADABLE_QUESTION = (
     "The arbiter's ruling could not be read, so the task waits for you. How should it go on?"
 )
 UNREADABLE_OPTIONS = ["Accept the work as it is", "Send it back to the owner", "Stop the task"]
-DEFAULT_QUESTION = "The arbiter asks the people in the room to decide. How should the task go on?"
 DOUBTFUL_QUESTION = (
     "The arbiter's ruling was not clear-cut ({why}), so the task waits for you. How should it go "
     "on?"
@@ -163,7 +161,7 @@ def unreadable(text: str, question: str = UNREADABLE_QUESTION) -> Ruling:
     if len(excerpt) > _EXCERPT_CHARS:
         excerpt = excerpt[:_EXCERPT_CHARS] + "…"
     return Ruling(
-        verdict="ESCALATE",
+        verdict=ESCALATE,
         reasons=excerpt,
         question=question,
         options=list(UNREADABLE_OPTIONS),
@@ -176,14 +174,14 @@ def check_ruling(ruling: Ruling) -> str | None:
     An unreadable ruling is not checked: it escalates as it is."""
     if not ruling.readable:
         return None
-    if ruling.verdict == "REVISE" and not ruling.conditions:
+    if ruling.verdict == REVISE and not ruling.conditions:
         return (
             "a REVISE needs concrete conditions: list what the owner must change (file, "
             "function, action), one per line, so that meeting them can be checked"
         )
-    if ruling.verdict == "RESET" and not ruling.new_direction.strip():
+    if ruling.verdict == RESET and not ruling.new_direction.strip():
         return "a RESET needs a new direction: say the concrete path the owner follows now"
-    if ruling.verdict == "ESCALATE":
+    if ruling.verdict == ESCALATE:
         problems = []
         if not ruling.question.strip():
             problems.append("the question for the people (a sentence ending in '?')")
@@ -234,7 +232,7 @@ def _from_structured(data: dict[str, Any]) -> Ruling | None:
 
 
 def _from_text(text: str) -> Ruling:
-    reading = read_marker(text, "arbiter")
+    reading = read_marker(text, ARBITER)
     if reading.doubt is not None:
         why = _DOUBTS[reading.doubt].format(seen=", ".join(reading.seen))
         return unreadable(text, DOUBTFUL_QUESTION.format(why=why))
@@ -258,11 +256,11 @@ def _from_text(text: str) -> Ruling:
     else:  # no section: the labels the arbiter mentions in its visible text
         refs = _REFERENCE.findall("\n".join(line for line, is_code in lines if not is_code))
     ruling["references_cited"] = list(dict.fromkeys(ref for ref in refs if ref))
-    if verdict == "REVISE":
+    if verdict == REVISE:
         ruling["conditions"] = _items(sections.get("conditions"), body)
-    elif verdict == "RESET":
+    elif verdict == RESET:
         ruling["new_direction"] = _join(sections.get("new_direction", [])) or reasons
-    elif verdict == "ESCALATE":
+    elif verdict == ESCALATE:
         ruling["question"] = _join(sections.get("question", [])) or _question(body)
         ruling["options"] = _items(sections.get("options"), body)
     return Ruling(**ruling)
@@ -280,7 +278,7 @@ def _body_lines(text: str) -> tuple[str | None, list[tuple[str, bool]]]:
     """The verdict, and the output without `<internal>` blocks and with the verdict line cut
     down to the text after the verdict; each line with whether it is fenced code (labels are
     not read there)."""
-    found, before, after = split_at_marker(text, "arbiter")
+    found, before, after = split_at_marker(text, ARBITER)
     if found is None:
         return None, []
     lines = [*before, (found.rest, "text"), *after]
@@ -361,7 +359,7 @@ def decision_record(
     out += ["## Dissent", "", ruling.dissent or "none recorded", ""]
     if ruling.override_reason:
         out += ["## Why it overrules the references", "", blockquote(ruling.override_reason), ""]
-    for section in extra:  # reference opinions, fair input (rooms/pair/review.py)
+    for section in extra:  # reference opinions, fair input (rooms/pair/ruling_checks.py)
         out += [section.strip(), ""]
     out += ["## Models", ""]
     out += [f"- {role}: {model}" for role, model in sorted(models.items())] or ["- not recorded"]

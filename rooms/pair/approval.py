@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 from rooms.base.model import Turn
 from rooms.base.records import Change
+from rooms.base.words import CEILING
 from rooms.core.escalations import ask
 from rooms.core.outputs import post
 from rooms.core.protocol import Step
-from rooms.pair.states import CEILING, TABLE
+from rooms.pair.states import TABLE
 from rooms.work import worktrees
 from rooms.work.gitsafe import GitError
 from rooms.work.snapshots import Refused, snapshot, unreadable

@@ -6,6 +6,7 @@ references read the same context without the opinions section."""
 
 from __future__ import annotations
 
+from rooms.base.words import ARBITER
 from rooms.core.protocol import Step
 from rooms.pair import fairness, resolving
 from rooms.pair.prompting import build_prompt
@@ -38,12 +39,12 @@ async def current_panel(step: Step, turn_id: int, reason: str) -> PanelUse:
 def _prompt(step: Step, reason: str, seed: int, *, references: str = "") -> str:
     seats = fairness.seating(step.history, seed)
     # A ruling sent back is named by the prompt itself (rooms/judge/sendback.resend_prompt).
-    tests = resolving.section(step.history, step.policy.resolve)
+    tests = resolving.section(step.history, resolving.resolve_limits(step.policy))
     extra = [fairness.positions(step.history, seats), tests, references]
     return build_prompt(
         step.task,
         step.task.status,
-        "arbiter",
+        ARBITER,
         step.history,
         step.policy,
         reason=reason,

@@ -16,9 +16,9 @@ import logging
 import os
 from dataclasses import replace
 
-from rooms.base.machine import SUMMONED
 from rooms.base.model import GroupPolicy, Ruling, Task, Turn
 from rooms.base.records import Change, FiringDraft, VerdictDraft
+from rooms.base.words import ARBITER, ESCALATE, OWNER, REVIEWER, SUMMONED
 from rooms.core.cards import ruling_card
 from rooms.core.escalations import ask
 from rooms.core.outputs import post, turn_end
@@ -30,7 +30,7 @@ from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
-from rooms.pair.review import Review, review
+from rooms.pair.ruling_checks import Review, review
 from rooms.pair.states import SENT_BACK, TABLE
 
 log = logging.getLogger(__name__)
@@ -55,12 +55,12 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     reason = cause.firing.reason if cause else "(no detector reason recorded)"
     if earlier is not None:
         reason += f"\n\nA first ruling was sent back ({earlier})."
-    # Reference opinions and the swap check (rooms/pair/review.py) may ask the arbiter again.
+    # Reference opinions and the swap check (rooms/pair/ruling_checks.py) may ask the arbiter again.
     reviewed = await review(step, turn, ruling, cause.firing.reason if cause else "")
     if reviewed.ruling is None:
         return _not_yet(step, turn, run, ruling, reviewed)
     ruling = reviewed.ruling
-    extra = [*resolving.record_lines(history, policy.resolve), *reviewed.record]
+    extra = [*resolving.record_lines(history, resolving.resolve_limits(policy)), *reviewed.record]
     record_path, record_error = await _write_record(
         task, turn, ruling, reason, history, policy, data_dir, extra
     )
@@ -88,7 +88,7 @@ async def after_arbiter_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         # A person called the arbiter while a detector's arbitration was on its way: this
         # ruling answers both; who asked is stored with it (the detector's firing led here).
         change.firing = FiringDraft(summon_firing(task.summon), turn.id, acted=False)
-    if ruling.verdict == "ESCALATE":
+    if ruling.verdict == ESCALATE:
         change.escalation = ask(
             task,
             room,
@@ -187,9 +187,9 @@ async def _write_record(
     models = {
         role: f"{cfg.agent}:{cfg.model or 'default'}"
         for role, cfg in (
-            ("owner", policy.owner),
-            ("reviewer", policy.reviewer),
-            ("arbiter", policy.arbiter),
+            (OWNER, policy.owner),
+            (REVIEWER, policy.reviewer),
+            (ARBITER, policy.arbiter),
         )
     }
     text = decision_record(

@@ -10,18 +10,18 @@ for a second reading)."""
 from __future__ import annotations
 
 from rooms.base.model import GroupPolicy, Turn
+from rooms.base.words import ARBITER, OWNER, REVIEWER, WORK_ROLES
 from rooms.judge.history import History
 from rooms.judge.positions import Seating, positions_section, seat
 
 FIRST_READING = "swap check: first reading"
-WORK_ROLES = ("owner", "reviewer")
 
 
 def arbiter_turns(history: History) -> list[Turn]:
     """The finished arbiter turns of the arbitration under way, oldest first."""
     done = history.done
     last_work = max((t.seq for t in done if t.role in WORK_ROLES), default=0)
-    return [t for t in done if t.role == "arbiter" and t.seq > last_work]
+    return [t for t in done if t.role == ARBITER and t.seq > last_work]
 
 
 def first_reading(history: History) -> Turn | None:
@@ -43,9 +43,7 @@ def latest_words(history: History, role: str) -> str:
 
 
 def positions(history: History, seats: Seating) -> str:
-    return positions_section(
-        latest_words(history, "owner"), latest_words(history, "reviewer"), seats
-    )
+    return positions_section(latest_words(history, OWNER), latest_words(history, REVIEWER), seats)
 
 
 def model_note(policy: GroupPolicy) -> str:
@@ -55,12 +53,12 @@ def model_note(policy: GroupPolicy) -> str:
         cfg = policy.agent_for(role)
         return f"{cfg.agent}:{cfg.model or 'default'}"
 
-    same = [r for r in WORK_ROLES if name(r) == name("arbiter")]
+    same = [r for r in WORK_ROLES if name(r) == name(ARBITER)]
     if not same:
-        return f"the arbiter ({name('arbiter')}) runs another model than the owner and the reviewer"
+        return f"the arbiter ({name(ARBITER)}) runs another model than the owner and the reviewer"
     why = (
         "allowed by the group (arbiter.allow_same_model)"
         if policy.allow_same_model
         else "both are the agent's default model"
     )
-    return f"the arbiter shares its model ({name('arbiter')}) with the {' and '.join(same)}: {why}"
+    return f"the arbiter shares its model ({name(ARBITER)}) with the {' and '.join(same)}: {why}"

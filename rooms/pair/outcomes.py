@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from rooms.base.model import Turn
 from rooms.base.records import Change
+from rooms.base.words import CEILING
 from rooms.core.escalations import ask
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
-from rooms.pair.states import CEILING, FAILED, FINALIZE, TABLE
+from rooms.pair.states import FAILED, FINALIZE, TABLE
 from runners.protocol import BUDGET, SETUP
 
 
@@ -38,7 +39,7 @@ def failure_change(step: Step, turn: Turn, run: RunOutcome) -> Change:
             room,
             policy,
             table=TABLE,
-            kind="ceiling",
+            kind=CEILING,
             question="the task's budget is spent. Continue with another budget of the same size?",
             reason=what,
         )

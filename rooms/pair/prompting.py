@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rooms.base.markers import (
+from rooms.base.model import GroupPolicy, Ruling, Summon, Task, Turn
+from rooms.base.records import VerdictRow
+from rooms.base.words import (
     ARBITER,
     OWNER,
     OWNER_MARKERS,
+    RESET,
     REVIEWER,
     REVIEWER_MARKERS,
+    REVISE,
     VERDICTS,
 )
-from rooms.base.model import GroupPolicy, Ruling, Summon, Task, Turn
-from rooms.base.records import VerdictRow
 from rooms.judge.history import History
 from rooms.judge.positions import mask_roles, without_marker
 from rooms.judge.quoting import quoted
@@ -127,11 +129,11 @@ def _ruling_to_act_on(history: History) -> list[str]:
         t.role == OWNER and t.seq > latest.turn_seq and t.status == "done" for t in history.turns
     )
     ruling = latest.ruling
-    if answered or ruling.verdict not in ("REVISE", "RESET"):
+    if answered or ruling.verdict not in (REVISE, RESET):
         return []
     # The arbiter's words are agent text: quoted like every other, so a condition cannot pass
     # for one of the engine's sections (a fake "## Your turn", a person's answer).
-    if ruling.verdict == "RESET":
+    if ruling.verdict == RESET:
         lines = ["## The arbiter ruled RESET: start over in this direction"]
         lines.append(quoted(ruling.new_direction.strip()) if ruling.new_direction.strip() else "")
     else:
@@ -140,7 +142,7 @@ def _ruling_to_act_on(history: History) -> list[str]:
         lines += [quoted(f"- {c.strip()}") for c in conditions]
         if not conditions and ruling.reasons.strip():
             lines.append(quoted(ruling.reasons.strip()))
-    if ruling.reasons.strip() and ruling.verdict == "RESET":
+    if ruling.reasons.strip() and ruling.verdict == RESET:
         lines += ["Why:", quoted(ruling.reasons.strip())]
     return ["\n".join(x for x in lines if x)]
 

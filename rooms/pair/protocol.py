@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from prompts import load_prompt
 from rooms.base.machine import StateTable
-from rooms.base.markers import ARBITER, OWNER, REVIEWER
 from rooms.base.model import GroupPolicy, Turn
 from rooms.base.records import Change
+from rooms.base.words import APPROVED, ARBITER, OWNER, REVIEWER, ROLES
 from rooms.core.protocol import Step, TurnStart, decided
+from rooms.core.registry import ProtocolSpec
 from rooms.core.turns import RunOutcome, build_spec
 from rooms.judge.history import History
 from rooms.judge.verdicts import RULING_SCHEMA
@@ -30,6 +31,9 @@ from runners.protocol import RunSpec
 
 class PairProtocol:
     name = states.PROTOCOL
+    # Every turn's output is posted on its own, so a finished turn's progress message goes
+    # (rooms/core/progress.py: one message per turn).
+    posts_each_turn = True
     table: StateTable = states.TABLE
     command: str | None = None  # the default kind of task: any mention that is not a command
 
@@ -111,7 +115,7 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
     workspace at the start of this attempt, so edits by a failed or interrupted wrap-up attempt
     still send the work back to review."""
     for turn in reversed(history.done):
-        if turn.role == REVIEWER and turn.marker == "APPROVED":
+        if turn.role == REVIEWER and turn.marker == APPROVED:
             if turn.tree is not None:
                 return turn.tree
             break
@@ -119,3 +123,6 @@ async def _approved_tree(history: History, policy: GroupPolicy) -> str | None:
 
 
 PAIR = PairProtocol()
+# How the rest of Tribunal sees it (rooms.core.registry): the default kind of task, opened by any
+# text that is no command word; its three roles' prompts are the ones a group may replace first.
+SPEC = ProtocolSpec(PAIR, prompt_roles=ROLES)

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rooms.base.markers import ARBITER, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
-from rooms.base.model import Ruling, Turn
+from rooms.base.model import GroupPolicy, Ruling, Turn
 from rooms.base.records import Change
+from rooms.base.words import ARBITER, CEILING, OWNER, RESOLVING_PREFIX, REVIEWER, is_resolving
 from rooms.core.escalations import ask as ask_people
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart
@@ -34,6 +34,7 @@ from rooms.pair import states
 from rooms.phased.deliberation import Ask, Conclusion, Reply
 from rooms.phased.protocol import all_answered, ask_spec, over_ceiling, reply_of, reply_of_run
 from rooms.resolve import machine
+from rooms.resolve.limits import NAME as RESOLVE
 from rooms.resolve.limits import ResolveLimits
 from rooms.resolve.state import ResolveState
 from runners.protocol import BUDGET, RunSpec
@@ -51,6 +52,11 @@ class Run:
     state: ResolveState
     pending: list[Reply]  # replies of the current phase so far
     conclusion: Conclusion | None  # set once the resolve has ended
+
+
+def resolve_limits(policy: GroupPolicy) -> ResolveLimits:
+    """The group's resolve limits: the pair's resolving phase runs under them too."""
+    return policy.limits(RESOLVE, ResolveLimits)
 
 
 def current(history: History, limits: ResolveLimits) -> Run | None:
@@ -82,7 +88,7 @@ def wanted(step: Step, ruling: Ruling) -> str | None:
     """Why an arbiter's request for tests is not taken ("" when it is; None: none was asked)."""
     if not ruling.readable or not ruling.resolve:
         return None
-    history, limits = step.history, step.policy.resolve
+    history, limits = step.history, resolve_limits(step.policy)
     last_ruling = max((v.turn_seq for v in history.verdicts), default=0)
     asks = [t for t in history.done if t.role == ARBITER and t.marker == ASKED]
     if any(t.seq > last_ruling for t in asks):
@@ -113,7 +119,7 @@ def ask_for_tests(step: Step, turn: Turn, run: RunOutcome, ruling: Ruling) -> Ch
 
 
 def begin(step: Step) -> TurnStart:
-    run = current(step.history, step.policy.resolve)
+    run = current(step.history, resolve_limits(step.policy))
     ask = _next_ask(run, step) if run is not None else None
     # No ask due while resolving (a bug, or the request turn lost): the run that starts fails
     # cleanly in `spec`, and `decide` takes the task back to the arbiter.
@@ -121,9 +127,9 @@ def begin(step: Step) -> TurnStart:
 
 
 def spec(step: Step, turn: Turn) -> RunSpec:
-    run = current(step.history, step.policy.resolve)
+    run = current(step.history, resolve_limits(step.policy))
     key = turn.role.removeprefix(RESOLVING_PREFIX)
-    asks = machine.plan(run.state, step.policy.resolve) if run is not None else []
+    asks = machine.plan(run.state, resolve_limits(step.policy)) if run is not None else []
     ask = next((a for a in asks if a.key == key), None)
     if ask is None:
         raise ValueError(f"no resolve run is due for {key!r}")
@@ -132,7 +138,7 @@ def spec(step: Step, turn: Turn) -> RunSpec:
 
 def decide(step: Step, turn: Turn, run: RunOutcome) -> Change:
     """One resolving run's outcome: the next phase, or back to the arbiter with the result."""
-    task, limits = step.task, step.policy.resolve
+    task, limits = step.task, resolve_limits(step.policy)
     change = Change(
         task.id,
         step.now,
@@ -220,18 +226,18 @@ def _next_ask(run: Run, step: Step) -> Ask | None:
     if run.conclusion is not None:
         return None
     answered = {r.key for r in run.pending}
-    asks = machine.plan(run.state, step.policy.resolve)
+    asks = machine.plan(run.state, resolve_limits(step.policy))
     return next((a for a in asks if a.key not in answered), None)
 
 
 def _ceiling_change(step: Step, change: Change, reason: str) -> Change:
-    change.event = states.CEILING
+    change.event = CEILING
     change.escalation = ask_people(
         step.task,
         step.room,
         step.policy,
         table=states.TABLE,
-        kind="ceiling",
+        kind=CEILING,
         question="the task reached a ceiling while the arbiter's tests ran. Continue with "
         "another budget of the same size?",
         reason=reason,

@@ -18,33 +18,34 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from rooms.base.markers import (
+from rooms.base.markers import find_marker
+from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.records import Change, EscalationDraft, FiringDraft
+from rooms.base.words import (
     APPROVED,
+    BLOCKED_DETECTOR,
+    CEILING,
     CHANGES_REQUESTED,
     DONE,
     OWNER,
+    PROCEED,
     REVIEWER,
     STUCK,
+    TRIBUNAL,
     UNMARKED,
-    find_marker,
 )
-from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
-from rooms.base.records import Change, EscalationDraft, FiringDraft
 from rooms.core.escalations import ask
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
-from rooms.judge.detectors import check
+from rooms.judge.detectors import check, detector, remembers_proceed
 from rooms.judge.history import History
 from rooms.pair.approval import recheck, record_approval
-from rooms.pair.states import CEILING, CHANGED, DEADLOCK, TABLE, WRAPPED_UP
+from rooms.pair.states import CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.work.workspace import tree_hash
 from rooms.work.worktrees import commit_note
-
-# Detectors whose fingerprint says "the same problem again" after a PROCEED.
-REPEATABLE = ("stagnation", "blocked")
 
 
 async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -84,15 +85,15 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     if marker == APPROVED:
         # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now
         # would send it back to the owner (waiting_human leads to owner_turn).
-        change.event = "APPROVED"
-    elif firing is not None and firing.detector == "ceiling":
+        change.event = APPROVED
+    elif firing is not None and firing.detector == CEILING:
         change.event = CEILING
         change.escalation = ask(
             task,
             room,
             policy,
             table=TABLE,
-            kind="ceiling",
+            kind=CEILING,
             question="the task reached a ceiling. Continue with another budget of the same size?",
             reason=firing.reason,
         )
@@ -103,7 +104,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         change.escalation = instead
         then = "asking the people here" if instead else "calling the arbiter"
         note = f"🔎 Deadlock detector `{firing.detector}`: {firing.reason} → {then}."
-        change.outbox.append(post(room, turn, note, key="firing", persona="tribunal"))
+        change.outbox.append(post(room, turn, note, key="firing", persona=TRIBUNAL))
     else:
         change.event = marker
     if firing is not None:
@@ -158,19 +159,20 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
         # The engine commits the approved tree on the task's branch (rooms/work/worktrees.py).
         work = await commit_note(policy, task, check.tree) if check.tree else ""
         note = f"✅ Task #{task.id} is done and closed." + (f" {work}" if work else "")
-    change.outbox.append(post(room, turn, note, key="closing", persona="tribunal"))
+    change.outbox.append(post(room, turn, note, key="closing", persona=TRIBUNAL))
     return change
 
 
 def _proceeded_stagnation(history: History) -> set[str]:
-    """Fingerprints of the stagnations the arbiter ruled PROCEED on."""
+    """Fingerprints of the firings the arbiter ruled PROCEED on, of the detectors that
+    remember them (a stagnation)."""
     found: set[str] = set()
     for v in history.verdicts:
         earlier = history.firing(v.firing_id)
         if (
-            v.ruling.verdict == "PROCEED"
+            v.ruling.verdict == PROCEED
             and earlier is not None
-            and earlier.firing.detector == "stagnation"
+            and remembers_proceed(earlier.firing.detector)
             and earlier.firing.fingerprint
         ):
             found.add(earlier.firing.fingerprint)
@@ -189,7 +191,7 @@ def _stuck_firing(role: str, marker: str, output: str) -> Firing:
     head = " ".join(output.split())[:300]
     digest = hashlib.sha256(f"{marker}\n{head}".encode()).hexdigest()
     return Firing(
-        detector="blocked",
+        detector=BLOCKED_DETECTOR,
         reason=f"the {role} reported {marker}",
         fingerprint=digest,
         extra={"role": role, "marker": marker},
@@ -205,11 +207,13 @@ def _escalation_instead(
     t: Thresholds,
 ) -> EscalationDraft | None:
     """The engine's caps (DESIGN §4): when arbitrating again would not help, ask the humans."""
-    if firing.detector in REPEATABLE and firing.fingerprint:
+    spec = detector(firing.detector)
+    # A detector whose fingerprint says "the same problem again" after a PROCEED.
+    if spec is not None and spec.repeat_asks_people and firing.fingerprint:
         for v in history.verdicts:
             earlier = history.firing(v.firing_id)
             if (
-                v.ruling.verdict == "PROCEED"
+                v.ruling.verdict == PROCEED
                 and earlier is not None
                 and earlier.firing.detector == firing.detector
                 and earlier.firing.fingerprint == firing.fingerprint

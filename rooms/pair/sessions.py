@@ -20,6 +20,7 @@ states it; tests/bench/bench_context.py measures it against resending the whole 
 from __future__ import annotations
 
 from rooms.base.model import Turn
+from rooms.base.words import ARBITER
 from rooms.judge.history import History
 
 
@@ -53,7 +54,7 @@ def resume_for(
         return None
     if session_chars is not None and chain:
         began = chain[-1].seq
-        seen = sum(len(t.output) for t in history.done if t.seq >= began and t.role != "arbiter")
+        seen = sum(len(t.output) for t in history.done if t.seq >= began and t.role != ARBITER)
         if seen > session_chars:
             return None
     return session

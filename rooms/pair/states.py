@@ -9,26 +9,28 @@ from __future__ import annotations
 
 from typing import Final
 
-from rooms.base.machine import (
+from rooms.base.machine import StateTable
+from rooms.base.words import (
     ANSWER,
     APPROVE,
-    CLOSED,
-    REJECT,
-    STOP,
-    SUMMONED,
-    WAITING_HUMAN,
-    StateTable,
-)
-from rooms.base.markers import (
     APPROVED,
     ARBITER,
     BLOCKED,
+    CEILING,
     CHANGES_REQUESTED,
+    CLOSED,
     DONE,
+    ESCALATE,
     NEEDS_CONTEXT,
     OWNER,
+    PROCEED,
+    REJECT,
+    RESET,
     REVIEWER,
-    VERDICTS,
+    REVISE,
+    STOP,
+    SUMMONED,
+    WAITING_HUMAN,
 )
 
 PROTOCOL: Final = "pair"
@@ -52,9 +54,7 @@ STATUSES = (OWNER_TURN, REVIEW_TURN, ARBITRATION, RESOLVING, WAITING_HUMAN, FINA
 #              summon_capped (`arbitrate` past the cap of arbitrations: the people decide)
 #   finalize:  closed (the owner wrapped up), changed (the owner changed the work after approval)
 #   any turn:  ceiling (a ceiling or an engine cap asks the humans), failed (a run failed twice)
-PROCEED, REVISE, RESET, ESCALATE = VERDICTS
 DEADLOCK: Final = "deadlock"
-CEILING: Final = "ceiling"
 FAILED: Final = "failed"
 WRAPPED_UP: Final = "closed"
 CHANGED: Final = "changed"

@@ -3,8 +3,8 @@ arbitrations allowed for the task are used, to the people."""
 
 from __future__ import annotations
 
-from rooms.base.machine import SUMMONED
 from rooms.base.records import Change, FiringDraft, OutboxDraft
+from rooms.base.words import SUMMONED
 from rooms.core.escalations import ask
 from rooms.core.protocol import Step, decided
 from rooms.core.summons import capped, firing

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.base.records import EscalationDraft
+from rooms.base.words import APPROVED, ARBITER, CEILING, OWNER, REVIEWER
 from rooms.core.escalations import ask
 from rooms.judge.detectors import check
 from rooms.judge.history import History
@@ -30,15 +31,15 @@ def changed_wrapups(history: History, turn: Turn) -> int:
     count = 1
     previous: Turn | None = None
     for t in history.done:
-        if t.role == "arbiter":
+        if t.role == ARBITER:
             continue
         if (
             previous is not None
             and t.id != turn.id
             and t.seq >= since
-            and t.role == "owner"
-            and previous.role == "reviewer"
-            and previous.marker == "APPROVED"
+            and t.role == OWNER
+            and previous.role == REVIEWER
+            and previous.marker == APPROVED
             and t.tree != previous.tree
         ):
             count += 1
@@ -74,7 +75,7 @@ def escalation_after_changed_wrapup(
             room,
             policy,
             table=TABLE,
-            kind="ceiling",
+            kind=CEILING,
             question="the task reached a ceiling. Continue with another budget of the same size?",
             reason=firing.reason,
         )

@@ -24,9 +24,10 @@ from typing import Any, Generic, TypeVar
 from typing import Protocol as Interface
 
 from prompts import load_prompt
-from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.machine import StateTable
 from rooms.base.model import Firing, GroupPolicy, Task, Turn
 from rooms.base.records import Change, OutboxDraft
+from rooms.base.words import ANSWER, APPROVE, CEILING, CLOSED, REJECT, STOP, WAITING_HUMAN
 from rooms.core.escalations import ask as ask_people
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart, decided
@@ -203,7 +204,7 @@ class PhasedProtocol(Generic[S]):
                 step.room,
                 step.policy,
                 table=self.table,
-                kind="ceiling",
+                kind=CEILING,
                 question=f"The {self.name} reached a ceiling: {over.reason}. It stops here; "
                 "its turns so far are kept. Approve or answer to close it.",
                 reason=over.reason,

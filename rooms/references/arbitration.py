@@ -14,16 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from prompts import load_prompt
-from rooms.base.markers import is_resolving
 from rooms.base.model import Ruling
+from rooms.base.words import WORK_ROLES, is_resolving
 from rooms.judge.history import History
 from rooms.references.panel import Panel, consult, new_seed
 from rooms.references.port import Reference
 from rooms.references.render import override_line
 from rooms.references.render import room_lines as panel_lines
 from rooms.references.section import arbiter_section, reference_prompt
-
-WORK_ROLES = ("owner", "reviewer")
 
 
 class PanelStore(Protocol):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from rooms.base.markers import VERDICTS
 from rooms.base.model import Ruling
+from rooms.base.words import VERDICTS
 from rooms.references.checks import overrules
 from rooms.references.panel import Opinion, Panel
 

@@ -4,11 +4,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from runners.protocol import MAX_CHECK_TIMEOUT_S
 
 MIN_TEST_S = 1.0  # a test gets at least this long, or is not run
 MAX_TOTAL_S = 24 * 3600.0
+
+
+# The name resolve registers under (rooms/__init__.py): its tasks record it, and a group's
+# policy keeps these limits under it (rooms.base.model.GroupPolicy.protocol_limits).
+NAME: Final = "resolve"
 
 
 class LimitsError(ValueError):

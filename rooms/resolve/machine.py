@@ -23,6 +23,7 @@ from rooms.resolve.state import ResolveState
 from rooms.resolve.talk import after_design, position_problems, select_tests
 
 ACTORS = {"positions": "resolve-positions", "designer": "resolve-tests"}
+PROMPT_ROLES = tuple(ACTORS.values())  # their prompt files, which a group may replace
 EXECUTOR = "executor"  # the engine's own run of the tests (runners/command.py)
 STOP_OPTION = "Stop: leave it undecided"
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rooms.base.model import GroupPolicy, Task
+from rooms.core.registry import ProtocolSpec
 from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
 from rooms.phased.protocol import PhasedProtocol
 from rooms.resolve import machine
+from rooms.resolve.limits import NAME, ResolveLimits
 from rooms.resolve.state import ResolveState
 
 LABELS = {
@@ -18,8 +20,8 @@ LABELS = {
 
 
 class ResolveMachine:
-    name = "resolve"
-    command = "resolve"
+    name = NAME
+    command = NAME  # `@tribunal resolve …`
     phases = tuple(LABELS)
 
     def start(self, task: Task, policy: GroupPolicy) -> ResolveState:
@@ -29,12 +31,12 @@ class ResolveMachine:
         return state.phase
 
     def plan(self, state: ResolveState, policy: GroupPolicy) -> list[Ask]:
-        return machine.plan(state, policy.resolve)
+        return machine.plan(state, policy.limits(NAME, ResolveLimits))
 
     def advance(
         self, state: ResolveState, replies: Sequence[Reply], policy: GroupPolicy, now: float
     ) -> tuple[ResolveState, list[Post], Conclusion | None]:
-        return machine.advance(state, replies, policy.resolve)
+        return machine.advance(state, replies, policy.limits(NAME, ResolveLimits))
 
     def opened_text(self, user: str) -> str:
         return (
@@ -47,3 +49,11 @@ class ResolveMachine:
 
 
 RESOLVE = PhasedProtocol(ResolveMachine())
+# How the rest of Tribunal sees it (rooms.core.registry): registered by rooms/__init__.py.
+SPEC = ProtocolSpec(
+    RESOLVE,
+    limits=ResolveLimits,
+    prompt_roles=machine.PROMPT_ROLES,
+    usage="<question>",
+    summary="settle a question with tests",
+)

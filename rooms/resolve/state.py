@@ -10,7 +10,6 @@ from rooms.resolve.checks import Observation
 from rooms.resolve.outputs import DesignedTest, PositionOut
 
 Phase = Literal["positions", "design", "execute", "done", "failed"]
-PHASES: tuple[Phase, ...] = ("positions", "design", "execute", "done", "failed")
 
 
 class ResolveState(BaseModel):

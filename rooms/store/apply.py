@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rooms.base.machine import CLOSED, SUMMONED, WAITING_HUMAN, IllegalTransition, StateTable
+from rooms.base.machine import IllegalTransition, StateTable
 from rooms.base.model import Task
 from rooms.base.records import Change
+from rooms.base.words import CLOSED, SUMMONED, WAITING_HUMAN
 from rooms.store.rows import Abort, enqueue, enqueue_all, load_task, one, record_event, to_task
 
 Tables = Callable[[str], StateTable]  # a protocol's name → its state table

@@ -38,6 +38,16 @@ class OutboxStore(StoreBase):
         except Abort:
             return False
 
+    async def last_sent_before(self, room_key: str, outbox_id: int) -> str | None:
+        """What the room's newest delivered row before `outbox_id` came out as (its platform
+        message id), if any is still kept."""
+        rows = await self._rows(
+            "SELECT message_id FROM outbox WHERE room=? AND id<? AND status='sent'"
+            " AND message_id IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (room_key, outbox_id),
+        )
+        return str(rows[0][0]) if rows else None
+
     async def pending_outbox(
         self, limit: int = 200, *, platforms: frozenset[str] | None = None
     ) -> list[OutboxRow]:

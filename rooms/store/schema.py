@@ -271,6 +271,12 @@ MIGRATIONS: list[list[str]] = [
             created_at REAL NOT NULL
         )""",
     ],
+    [
+        # 7: the chat message that shows a turn's progress, until it has been edited to say how
+        # the turn ended (rooms/store/progress_rows.py): a crash leaves none saying "working".
+        "ALTER TABLE turns ADD COLUMN progress_message TEXT",
+        "CREATE INDEX turns_open_progress ON turns(task_id) WHERE progress_message IS NOT NULL",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

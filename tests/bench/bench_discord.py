@@ -33,7 +33,7 @@ from typing import Any
 import discord
 
 from bot.adapter import Router
-from bot.discord import DiscordAdapter
+from bot.discord.adapter import DiscordAdapter
 from bot.discord.client import api_base, intents
 from rooms.base.model import GroupPolicy, Inbound, RoomRef
 from rooms.engine import Engine

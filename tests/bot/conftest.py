@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+import bot.platforms  # noqa: F401  (the settings read the platforms' declarations)
 from bot.hardening import PR_SET_DUMPABLE, dumpable
+from bot.logs import reset_logging
 
 _SETTING_PREFIXES = ("TRIBUNAL_", "SLACK_", "DISCORD_", "ANTHROPIC_", "OPENAI_")
 _SETTING_NAMES = ("DOCKER_HOST", "CODEX_BIN")
@@ -47,6 +49,14 @@ def clean_settings_env(
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("TRIBUNAL_CONSOLE__USER", "alice")
     return workdir
+
+
+@pytest.fixture(autouse=True)
+def no_log_handler_left() -> Iterator[None]:
+    """A test that runs `tribunal serve` in this process leaves its log handler (on the
+    redirected stderr) and levels behind otherwise (bot/logs.py)."""
+    yield
+    reset_logging()
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -26,9 +27,11 @@ import pytest
 
 from bot.app import CredentialedRunner, make_backend, model_env, open_app
 from bot.backend import (
+    BackendChoice,
     BackendUnavailable,
     EngineProbe,
     TimeoutCeiling,
+    announce,
     choose_backend,
     docker_config,
     probe_engine,
@@ -427,3 +430,19 @@ def test_bad_backend_settings_exit_78_naming_the_field(
     monkeypatch.setenv(variable, value)
     assert main(["chat"]) == EXIT_CONFIG
     assert capsys.readouterr().err == f"tribunal: {message}\n"
+
+
+@pytest.mark.parametrize("log_to_out", [True, False], ids=["log-on-stderr", "log-elsewhere"])
+def test_the_fallback_warning_is_read_once(log_to_out: bool) -> None:
+    # The warning goes to the banner's stream; the log gets it too only when the log is written
+    # somewhere else (with the log on stderr as well, a person read it twice).
+    out, elsewhere = io.StringIO(), io.StringIO()
+    handler = logging.StreamHandler(out if log_to_out else elsewhere)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        announce(BackendChoice("local", "auto", warning="WARNING: not isolated"), out)
+    finally:
+        root.removeHandler(handler)
+    assert out.getvalue().count("not isolated") == 1
+    assert elsewhere.getvalue().count("not isolated") == (0 if log_to_out else 1)

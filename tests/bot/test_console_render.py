@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import io
 
-from bot.console import ConsolePlatform
-from bot.console.screen import columns, fit
+from bot.console.screen import ConsolePlatform, columns, fit
 from rooms.base.model import Action, Card, Outbound, RoomRef
 
 ROOM1 = RoomRef("console", "local", "1")

@@ -68,6 +68,7 @@ def test_the_same_attack_on_a_dumpable_process_gets_through() -> None:
 
 STARTUP = """
 import asyncio, io, json, sys
+import bot.platforms
 from bot.backend import running_backend
 from bot.hardening import dumpable
 from bot.settings import load_settings

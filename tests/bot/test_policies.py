@@ -8,6 +8,7 @@ from bot.policies import SettingsPolicies
 from bot.settings import load_settings
 from rooms.base.model import AgentConfig, GroupPolicy, RoomRef, Thresholds
 from rooms.base.open_caps import OpenCaps
+from rooms.core.registry import specs
 
 TOML = """
 [console]
@@ -50,6 +51,8 @@ def test_rooms_map_to_their_group(tmp_path: Path) -> None:
         arbiter=AgentConfig("codex", "o9"),
         approvers=frozenset({"alice"}),
         address="type",  # the console room: nothing to mention
+        # every protocol's limits, at their defaults
+        protocol_limits={spec.name: spec.limits() for spec in specs() if spec.limits},
     )
 
     backend = policies.for_room(RoomRef("slack", "C123", "1700000000.0001"))

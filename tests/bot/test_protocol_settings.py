@@ -37,10 +37,11 @@ def test_a_group_overrides_its_limits() -> None:
         RoomRef("console", "local", "1")
     )
     assert policy is not None
-    assert policy.arena == ArenaLimits(max_nudges=1, panel_max=4)
-    assert policy.debate.weights["evidence"] == 40 and policy.debate.cautious_side == "advocate"
-    assert policy.resolve.max_talk_rounds == 1
-    assert (policy.resolve.test_timeout_s, policy.resolve.tests_total_s) == (30, 90)
+    debate, resolve = policy.limits("debate", DebateLimits), policy.limits("resolve", ResolveLimits)
+    assert policy.limits("arena", ArenaLimits) == ArenaLimits(max_nudges=1, panel_max=4)
+    assert debate.weights["evidence"] == 40 and debate.cautious_side == "advocate"
+    assert resolve.max_talk_rounds == 1
+    assert (resolve.test_timeout_s, resolve.tests_total_s) == (30, 90)
 
 
 @pytest.mark.parametrize(
@@ -69,12 +70,13 @@ def test_bad_limits_name_the_field(toml: str, says: str) -> None:
 
 
 def test_every_prompt_a_group_may_replace_is_a_prompt_we_ship() -> None:
-    from typing import get_args
+    from importlib import resources
 
-    from bot.settings_sections import PromptRole
-    from prompts import PROTOCOL_ROLES, ROLES
+    from rooms.core.registry import prompt_roles
 
-    assert set(get_args(PromptRole)) == set(ROLES) | set(PROTOCOL_ROLES)
+    shipped = {f.name.removesuffix(".md") for f in resources.files("prompts").iterdir()}
+    # The references' prompt is ours alone: a group names its references, not their prompt.
+    assert set(prompt_roles()) == shipped - {"reference", "__init__.py", "__pycache__"}
 
 
 def test_a_protocol_prompt_is_overridden_per_group(tmp_path: Path) -> None:

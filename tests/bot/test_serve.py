@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 import bot.app
 from bot.adapter import Finishing
 from bot.app import open_app
-from bot.console import ConsoleAdapter
+from bot.console.adapter import ConsoleAdapter
 from bot.serve import configured_adapters, serve, unavailable_platforms
 from bot.settings import Settings, load_settings
 from rooms.base.model import Inbound, RoomRef
@@ -155,9 +156,10 @@ def test_a_token_without_an_adapter_in_this_build_is_named_and_the_console_opens
 ) -> None:
     import bot.adapter
 
-    # A build without the Discord adapter: its factory is not registered.
-    without = {p: f for p, f in bot.adapter.registered().items() if p != "discord"}
-    monkeypatch.setattr(bot.adapter, "_FACTORIES", without)
+    # A build without the Discord adapter: its factory's module is not there.
+    specs = {s.name: s for s in bot.adapter.platform_specs()}
+    specs["discord"] = replace(specs["discord"], factory="no_discord_in_this_build:make_adapter")
+    monkeypatch.setattr(bot.adapter, "_SPECS", specs)
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "not-a-real-token")
     with_token = load_settings(env_file=None)
     assert unavailable_platforms(with_token) == ["discord"]
@@ -171,10 +173,13 @@ def test_a_served_platform_replaces_the_console(
     and no console."""
     import bot.adapter
 
-    others = {p: f for p, f in bot.adapter.registered().items() if p != "discord"}
-    monkeypatch.setattr(bot.adapter, "_FACTORIES", others)
+    specs = {s.name: s for s in bot.adapter.platform_specs()}
     made = RecordingAdapter("discord")
-    bot.adapter.register("discord", lambda s: made if s.discord_bot_token is not None else None)
+    specs["discord"] = replace(
+        specs["discord"],
+        factory=lambda s: made if s.platform_value("discord", "bot_token") is not None else None,
+    )
+    monkeypatch.setattr(bot.adapter, "_SPECS", specs)
     assert [a.platform for a in configured_adapters(settings)] == ["console"]
     monkeypatch.setenv("DISCORD_BOT_TOKEN", "not-a-real-token")
     with_token = load_settings(env_file=None)

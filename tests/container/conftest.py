@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+import bot.platforms  # noqa: F401  (the settings read the platforms' declarations)
 import container.image
 from container.docker_backend import DockerBackend
 from container.docker_pool import MANAGED, DockerConfig

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from container.docker_backend import RUNNER_COMMAND
-from rooms.base.machine import CLOSED
 from rooms.base.model import GroupPolicy
+from rooms.base.words import CLOSED
 from tests.container.conftest import MakeBackend
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import ScriptedRunner, say

@@ -2,9 +2,10 @@
 
 One aiohttp server on an ephemeral port plays three parts of Slack:
 - the Web API at `/api/<method>`: auth.test (with the granted scopes in `x-oauth-scopes`),
-  chat.postMessage (with metadata) / update / postEphemeral, conversations.replies (a thread,
-  paged, with metadata), the three steps of files_upload_v2 (getUploadURLExternal, the upload,
-  completeUploadExternal, which shares a file message in the thread),
+  chat.postMessage (with metadata) / update / delete / postEphemeral, users.info (`people`: id
+  → display name), conversations.replies (a thread, paged, with metadata), the three steps of
+  files_upload_v2 (getUploadURLExternal, the upload, completeUploadExternal, which shares a file
+  message in the thread),
   apps.connections.open; every call is recorded, and messages are kept per ts so tests read
   the thread as a person would see it;
 - the Socket Mode websocket at `/link`: sends `hello`, then every envelope a test pushes, and
@@ -12,7 +13,9 @@ One aiohttp server on an ephemeral port plays three parts of Slack:
 - failures on demand: `fail("chat.postMessage", status=429, retry_after=0, times=2)`.
 
 It checks the bot token on every Web API call and the app token on apps.connections.open, as
-Slack does. `signed_headers` signs an HTTP-mode request body the way Slack does.
+Slack does (`invalid_auth` for a wrong one), and plays a token revoked while the bot runs:
+`revoke("token_revoked")` (or `invalid_auth`, `account_inactive`) until `restore()`.
+`signed_headers` signs an HTTP-mode request body the way Slack does.
 """
 
 from __future__ import annotations
@@ -118,6 +121,11 @@ class FakeSlack:
         # (the SIGKILL test kills the bot there).
         self.on_post: Callable[[Message], None] | None = None
         self.scopes: list[str] = list(bot_scopes())  # granted to the bot token (x-oauth-scopes)
+        self.bot_token = BOT_TOKEN  # the tokens Slack accepts
+        self.app_token = APP_TOKEN
+        self.revoked: str | None = None  # the error every bot-token call gets while revoked
+        self.people: dict[str, str] = {}  # user id → display name (users.info)
+        self.deleted: list[Message] = []  # messages chat.delete removed
         self._ts = itertools.count(1)
         self._envelopes: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._changed = asyncio.Condition()
@@ -138,6 +146,13 @@ class FakeSlack:
         """After `skip` calls, the next `times` calls of `method` (any method: None) answer
         `status` with `error`."""
         self.failures.append(Failure(method, status, times, retry_after, error, skip))
+
+    def revoke(self, error: str = "token_revoked") -> None:
+        """From now on every call with the bot token answers `ok: false` with `error`."""
+        self.revoked = error
+
+    def restore(self) -> None:
+        self.revoked = None
 
     async def push(self, payload: dict[str, Any], kind: str = "events_api") -> str:
         """Send one Socket Mode envelope to the connected client; returns its envelope id."""
@@ -201,9 +216,11 @@ class FakeSlack:
                 return web.json_response(
                     {"ok": False, "error": failure.error}, status=failure.status, headers=headers
                 )
-            expected = APP_TOKEN if method == "apps.connections.open" else BOT_TOKEN
-            if token != expected:
+            app = method == "apps.connections.open"
+            if token != (self.app_token if app else self.bot_token):
                 return web.json_response({"ok": False, "error": "invalid_auth"})
+            if self.revoked is not None and not app:
+                return web.json_response({"ok": False, "error": self.revoked})
             scopes = (
                 {"x-oauth-scopes": ",".join(self.scopes)}
                 if method != "apps.connections.open"
@@ -233,6 +250,20 @@ class FakeSlack:
                 "team_id": TEAM,
                 "user": "tribunal",
             }
+        if method == "users.info":
+            user = params.get("user", "")
+            if user not in self.people:
+                return {"ok": False, "error": "user_not_found"}
+            name = self.people[user]
+            return {
+                "ok": True,
+                "user": {
+                    "id": user,
+                    "name": name.lower().replace(" ", "."),
+                    "real_name": name,
+                    "profile": {"display_name": name, "real_name": name},
+                },
+            }
         if method == "chat.postMessage":
             ts = f"1700000{next(self._ts):03d}.000100"
             self.messages[ts] = Message(
@@ -257,6 +288,13 @@ class FakeSlack:
             blocks = _json(params.get("blocks"))
             if blocks is not None:
                 message.blocks = blocks
+            return {"ok": True, "channel": message.channel, "ts": message.ts}
+        if method == "chat.delete":
+            message = self.messages.get(params.get("ts", ""))
+            if message is None or message.channel != params.get("channel"):
+                return {"ok": False, "error": "message_not_found"}
+            del self.messages[message.ts]
+            self.deleted.append(message)
             return {"ok": True, "channel": message.channel, "ts": message.ts}
         if method == "chat.postEphemeral":
             self.ephemerals.append(params)

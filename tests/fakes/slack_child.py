@@ -1,10 +1,12 @@
-"""`tribunal serve` with Slack in a child process, on a scripted runner, for the tests that need
-a second process or a SIGKILL (tests/bot/slack/test_processes.py).
+"""`tribunal serve` with Slack (or Discord) in a child process, on a scripted runner, for the
+tests that need a second process or a SIGKILL (tests/bot/slack/test_processes.py,
+tests/bot/discord/test_webhook_crash.py).
 
     python -m tests.fakes.slack_child CONFIG SCRIPT
 
 CONFIG is a tribunal.toml; the Slack tokens, SLACK_API_URL (the parent's fake Slack) and
-TRIBUNAL_HTTP_PORT come from the environment, as in production. SCRIPT names one of `SCRIPTS`.
+TRIBUNAL_HTTP_PORT (or DISCORD_BOT_TOKEN and DISCORD_API_URL) come from the environment, as in
+production. SCRIPT names one of `SCRIPTS`.
 It runs the real `bot.serve.serve` with the adapters `configured_adapters` builds from those
 settings (HTTP mode here), until SIGTERM, or until SIGKILL. With SLACK_CHILD_GATE_FILE set,
 the "whole" script's first owner turn ends only once that file exists. The only change from
@@ -23,6 +25,7 @@ import sys
 from pathlib import Path
 
 import bot.app
+import bot.discord.factory
 from bot.serve import configured_adapters, serve
 from bot.settings import load_settings
 from rooms.engine import Engine
@@ -35,6 +38,18 @@ SCRIPTS: dict[str, Script] = {
     "first": {"owner": ["DONE\nthe turn whose post is cut off by SIGKILL"], "reviewer": [hang()]},
     # After the restart: the review and the wrap-up.
     "resume": {"owner": ["DONE\nwrapped up after the restart"], "reviewer": ["APPROVED"]},
+    # A turn that shows progress and never ends: the parent kills us while it works.
+    "progress_hang": {"owner": [Reply(progress=("reading the code",), hang=True)]},
+    # After that restart: the owner's turn runs again, then the review and the wrap-up.
+    "progress_resume": {
+        "owner": ["DONE\nbuilt after the restart", "DONE\nwrapped up"],
+        "reviewer": ["APPROVED"],
+    },
+    # A role's post (a Discord webhook's) reaches Discord, and the parent kills us first.
+    "webhook_first": {
+        "owner": ["DONE\nthe owner's post cut off by SIGKILL"],
+        "reviewer": [hang()],
+    },
     # One whole task, for the two-process test; its first turn ends once GATE_FILE exists.
     "whole": {
         "owner": [Reply(text="DONE\nslack owner", gate=GATE), "DONE\nslack wrap-up"],
@@ -66,6 +81,7 @@ async def _serve(config: str, script: str) -> int:
 def main() -> None:
     config, script = sys.argv[1:3]
     bot.app.Engine = functools.partial(Engine, lease_s=LEASE_S)  # type: ignore[misc]
+    bot.discord.factory.GUILD_READY_S = 0.05  # the fake Discord sends its one guild at once
     sys.exit(asyncio.run(_serve(config, script)))
 
 

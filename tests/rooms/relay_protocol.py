@@ -6,9 +6,10 @@ through the real engine shows that a new kind of task needs no change to the dri
 
 from __future__ import annotations
 
-from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.machine import StateTable
 from rooms.base.model import GroupPolicy, Turn
 from rooms.base.records import Change
+from rooms.base.words import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart, decided
 from rooms.core.turns import RunOutcome, build_spec

@@ -56,7 +56,7 @@ def group_policy(tmp_path: Path, **resolve: int) -> GroupPolicy:
         name="g",
         workspace=str(workspace),
         approvers=frozenset({"boss"}),
-        resolve=ResolveLimits(**resolve),
+        protocol_limits={"resolve": ResolveLimits(**resolve)},
     )
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from rooms.arena.protocol import ARENA
-from rooms.base.machine import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN, StateTable
+from rooms.base.machine import StateTable
 from rooms.base.model import GroupPolicy, RoomRef, Task
+from rooms.base.words import ANSWER, APPROVE, CLOSED, REJECT, STOP, WAITING_HUMAN
 from rooms.core.escalations import ask, wording
 from rooms.debate.protocol import DEBATE
 from rooms.pair.states import TABLE as PAIR_TABLE

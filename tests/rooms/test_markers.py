@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rooms.base.markers import Role, find_marker, find_verdict, locate_marker, read_marker
+from rooms.base.markers import _QUALIFIER, find_marker, locate_marker, read_marker
+from rooms.base.words import Role
 
 # DESIGN §3: the first 12 visible lines. Written out, not imported, so that these tests fail
 # if the parser's own constant drifts.
@@ -209,9 +210,9 @@ def test_read_marker_says_why_it_doubted(role: Role, text: str, doubt: str | Non
     assert read_marker(text, role).doubt == doubt
 
 
-def test_find_verdict_reads_the_arbiter_markers() -> None:
-    assert find_verdict("PROCEED\nok") == "PROCEED"
-    assert find_verdict("DONE\nok") is None
+def test_the_arbiter_reads_only_verdicts() -> None:
+    assert find_marker("PROCEED\nok", "arbiter") == "PROCEED"
+    assert find_marker("DONE\nok", "arbiter") is None
 
 
 @pytest.mark.parametrize(
@@ -256,7 +257,8 @@ DECORATIONS = ["{w}", "**{w}**", "VERDICT: {w}", "{w}.", "{w} — and more", "##
 prose_line = st.builds(
     lambda first, rest: " ".join([first, *rest]),
     st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=8).filter(
-        lambda word: word not in {"lgtm", "approved"}
+        # Nor a word that qualifies an approval on the line after it ("APPROVED" / "if …").
+        lambda word: word not in {"lgtm", "approved"} and _QUALIFIER.fullmatch(word) is None
     ),
     st.lists(
         st.text(alphabet=string.ascii_lowercase + string.digits + ",.", min_size=1, max_size=8),
@@ -365,7 +367,7 @@ def test_a_qualified_approval_is_never_an_approval(
     line = f"{word}{sep}{qualifier} {tail}"
     assert find_marker(line, "reviewer") == "CHANGES_REQUESTED"
     verdict = f"PROCEED{sep}{qualifier} {tail}"
-    assert find_verdict(verdict) == "ESCALATE"
+    assert find_marker(verdict, "arbiter") == "ESCALATE"
 
 
 @given(marker_line(), st.sampled_from(["?", " ?", "??", "?**", "?!"]), st.text(max_size=20))

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from rooms.base import markers
-from rooms.base.markers import Role, read_marker
+from rooms.base.markers import read_marker
+from rooms.base.words import Role
 from tests.fakes.required import unavailable
 from tests.rooms.test_markers import ALIASES, FORMS, MISREADINGS
 

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from rooms.base.machine import ANSWER, CLOSED, STOP, WAITING_HUMAN
 from rooms.base.model import GroupPolicy, RoomRef, Task, Thresholds, Turn
+from rooms.base.words import ANSWER, CLOSED, STOP, WAITING_HUMAN
 from rooms.core import registry as protocols
 from rooms.core.protocol import Step
 from rooms.core.registry import by_command, register

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from prompts import PROTOCOL_ROLES, PromptError, load_prompt
+import rooms  # noqa: F401  (registers the protocols)
+from prompts import PromptError, load_prompt
+from rooms.core.registry import prompt_roles
 
 
-@pytest.mark.parametrize("role", PROTOCOL_ROLES)
+@pytest.mark.parametrize("role", prompt_roles())
 def test_each_protocol_prompt_loads(role: str) -> None:
     text = load_prompt(role)
     assert text.startswith("# You ") and len(text) > 300

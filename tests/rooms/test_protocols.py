@@ -11,16 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rooms.base.machine import (
-    CLOSED,
-    STOP,
-    WAITING_HUMAN,
-    IllegalTransition,
-    StateTable,
-    UnknownProtocol,
-)
+from rooms.base.machine import IllegalTransition, StateTable, UnknownProtocol
 from rooms.base.model import RoomRef
 from rooms.base.records import Change
+from rooms.base.words import CLOSED, STOP, WAITING_HUMAN
 from rooms.core import registry as protocols
 from rooms.core.registry import by_command, protocol_for, register
 from rooms.pair import states as pair

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rooms.base.model import GroupPolicy
 from tests.fakes.commands import command_backend
 from tests.fakes.engine_kit import FakeClock, Kit, engine_kit
@@ -127,3 +129,49 @@ async def test_agent_text_in_status_is_one_quoted_line_with_controls_visible(
         ) in lines
         assert not any(line.startswith("[tribunal]") for line in lines)
         assert not any(c in status for c in "\x1b\r\x07\u202e")
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        (Reply(error="crashed again", error_code="crashed"), "the run failed: crashed again"),
+        (say("not a brief at all"), ""),  # read, stored as done, unusable: it "concluded"
+    ],
+)
+async def test_a_debate_that_failed_says_it_stopped_and_why(
+    tmp_path: Path, bad: Reply, why: str
+) -> None:
+    """Issue 27 item 14: a debate whose challenger fails twice ends "stopped: … could not be
+    used twice"; `status` said "the debate concluded; its record is posted" (or, after a failed
+    run, that it "was stopped", as if by a person, with no reason)."""
+    from tests.rooms.debate import scripts as debate
+
+    script: Script = {
+        "advocate": [obj(debate.frame()), obj(debate.advocate_brief())],
+        "challenger": [obj(debate.frame()), bad, bad],
+    }
+    async with engine_kit(tmp_path, script, policy=POLICY) as kit:
+        await kit.say("@tribunal debate Move billing to the new queue")
+        await kit.settle()
+        posted = "\n".join(kit.platform.texts())
+        assert "could not be used twice" in posted
+        text = await closed_status(kit)
+    assert "concluded" not in text, text
+    assert (
+        "Outcome: the debate stopped: the challenger's brief could not be used twice: " + why
+        in text
+    ), text
+
+
+async def test_an_arena_that_failed_says_it_stopped_and_why(tmp_path: Path) -> None:
+    script: Script = {
+        "researcher-1": [Reply(error="no", error_code="crashed")] * 2,
+        "researcher-2": [Reply(error="no", error_code="crashed")] * 2,
+    }
+    async with engine_kit(tmp_path, script, policy=POLICY) as kit:
+        await kit.say("@tribunal arena Should we split the monolith?")
+        await kit.settle()
+        posted = "\n".join(kit.platform.texts())
+        text = await closed_status(kit)
+    assert "could not be used twice" in posted, posted
+    assert "Outcome: the arena stopped: " in text and "could not be used twice" in text, text

@@ -1,8 +1,9 @@
-"""The Claude runner's translation of SDK messages into protocol events, and its options.
+"""The Claude runner's translation of Claude Code's stream-json messages into protocol events,
+and the command line it starts the CLI with.
 
 No binary needed: the stream-json lines in fixtures/claude_stream were recorded from Claude Code
-2.1.332 (the wheel's bundled CLI) against tests/fakes/messages_api.py, and are parsed here with
-the SDK's own message parser, as `query()` does.
+2.1.332 (the wheel's bundled CLI) against tests/fakes/messages_api.py, and are fed here as the
+runner reads them: one JSON object a line.
 """
 
 from __future__ import annotations
@@ -13,12 +14,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import ResultMessage
-from claude_agent_sdk._internal.message_parser import parse_message
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runners.claude import READ_ONLY_DISALLOWED, build_options, working_dir, writable_home
+from runners.claude import (
+    READ_ONLY_DISALLOWED,
+    command,
+    environment,
+    find_cli,
+    input_lines,
+    working_dir,
+    writable_home,
+)
 from runners.claude_events import (
     SNIPPET_CHARS,
     SUMMARY_CHARS,
@@ -36,8 +43,7 @@ def replay(name: str, *, wants_structured: bool = False) -> list[RunEvent]:
     translator = Translator(wants_structured=wants_structured)
     events: list[RunEvent] = []
     for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines():
-        message = parse_message(json.loads(line))
-        events += translator.translate(message)
+        events += translator.translate(json.loads(line))
     return events
 
 
@@ -94,8 +100,9 @@ def test_session_is_announced_once() -> None:
     assert kinds(events).count("session") == 1
 
 
-def result(**overrides: Any) -> ResultMessage:
+def result(**overrides: Any) -> dict[str, Any]:
     fields: dict[str, Any] = {
+        "type": "result",
         "subtype": "success",
         "duration_ms": 1,
         "duration_api_ms": 1,
@@ -104,7 +111,7 @@ def result(**overrides: Any) -> ResultMessage:
         "session_id": "s",
     }
     fields.update(overrides)
-    return ResultMessage(**fields)
+    return fields
 
 
 @pytest.mark.parametrize(
@@ -177,9 +184,7 @@ def test_tool_summary_is_one_short_line_for_any_input(name: str, args: dict[str,
 
 @given(st.text())
 def test_progress_snippets_are_one_short_line(text: str) -> None:
-    from claude_agent_sdk import AssistantMessage, TextBlock
-
-    message = AssistantMessage(content=[TextBlock(text=text)], model="m")
+    message = {"type": "assistant", "message": {"content": [{"type": "text", "text": text}]}}
     for event in Translator(wants_structured=False).translate(message):
         assert event.kind == "progress"
         assert len(event.text) <= SNIPPET_CHARS and "\n" not in event.text and event.text
@@ -192,42 +197,78 @@ def request(**overrides: Any) -> RunRequest:
     return RunRequest(role="reviewer", prompt="check", **overrides)
 
 
+def flag(argv: list[str], name: str) -> str | None:
+    """The value of `--name value` or `--name=value` in argv, None when absent."""
+    for i, arg in enumerate(argv):
+        if arg == name:
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def test_read_only_roles_lose_the_writing_tools() -> None:
-    options = build_options(request(read_only=True), home="/tmp")
-    assert set(options.disallowed_tools) >= {"Write", "Edit", "MultiEdit", "NotebookEdit"}
-    owner = build_options(request(read_only=False), home="/tmp")
-    assert owner.disallowed_tools == []
-    assert options.disallowed_tools == READ_ONLY_DISALLOWED
+    reviewer = command(request(read_only=True), "claude")
+    assert flag(reviewer, "--disallowedTools") == ",".join(READ_ONLY_DISALLOWED)
+    assert set(READ_ONLY_DISALLOWED) >= {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+    assert flag(command(request(read_only=False), "claude"), "--disallowedTools") is None
 
 
-def test_options_for_an_untrusted_contained_run(tmp_path: Path) -> None:
+def test_command_for_an_untrusted_contained_run(tmp_path: Path) -> None:
     schema = {"type": "object", "properties": {"v": {"type": "string"}}}
-    options = build_options(
+    argv = command(
         request(
             cwd=str(tmp_path),
             model="claude-x",
             max_turns=7,
             max_budget_usd=1.5,
             system_prompt="You are the reviewer.",
-            resume_session_id="abc",
+            resume_session_id="-abc",
             output_schema=schema,
         ),
-        home=str(tmp_path),
+        "/bin/claude",
     )
-    assert options.cwd == str(tmp_path)
-    assert (options.model, options.max_turns, options.max_budget_usd) == ("claude-x", 7, 1.5)
-    assert options.resume == "abc"
-    assert options.setting_sources == [] and options.strict_mcp_config
-    assert options.permission_mode == "bypassPermissions" and options.env["IS_SANDBOX"] == "1"
-    assert options.env["HOME"] == str(tmp_path)
-    assert options.env["DISABLE_TELEMETRY"] == "1"
-    assert options.output_format == {"type": "json_schema", "schema": schema}
-    assert options.system_prompt == {
-        "type": "preset",
-        "preset": "claude_code",
-        "append": "You are the reviewer.",
-    }
-    assert build_options(request(), home="/tmp").system_prompt is None
+    assert argv[0] == "/bin/claude"
+    assert (flag(argv, "--model"), flag(argv, "--max-turns")) == ("claude-x", "7")
+    assert flag(argv, "--max-budget-usd") == "1.5"
+    assert "--resume=-abc" in argv  # one token: a dash-leading id stays the flag's value
+    assert flag(argv, "--setting-sources") == "" and "--strict-mcp-config" in argv
+    assert flag(argv, "--permission-mode") == "bypassPermissions"
+    assert json.loads(flag(argv, "--json-schema") or "") == schema
+    assert flag(argv, "--append-system-prompt") == "You are the reviewer."
+    assert flag(argv, "--system-prompt") is None
+    assert (flag(argv, "--input-format"), flag(argv, "--output-format")) == (
+        "stream-json",
+        "stream-json",
+    )
+    bare = command(request(), "claude")
+    assert flag(bare, "--system-prompt") == "" and flag(bare, "--append-system-prompt") is None
+    assert flag(bare, "--json-schema") is None and flag(bare, "--resume") is None
+
+
+def test_environment_is_quiet_and_sandboxed(tmp_path: Path) -> None:
+    env = environment(str(tmp_path), "/workspace", {"CLAUDECODE": "1", "PATH": "/bin"})
+    assert env["IS_SANDBOX"] == "1" and env["DISABLE_TELEMETRY"] == "1"
+    assert env["HOME"] == str(tmp_path) and env["PWD"] == "/workspace"
+    assert "CLAUDECODE" not in env and env["PATH"] == "/bin"
+
+
+def test_the_prompt_is_sent_verbatim_after_initialize() -> None:
+    lines = [
+        json.loads(x)
+        for x in input_lines(RunRequest(role="owner", prompt="see @/etc/passwd")).splitlines()
+    ]
+    assert [x["type"] for x in lines] == ["control_request", "user"]
+    assert lines[0]["request"]["subtype"] == "initialize"
+    assert lines[1]["message"] == {"role": "user", "content": "see @/etc/passwd"}
+    assert lines[1]["client_composed"] is True  # an @path stays text
+
+
+def test_the_cli_is_found_without_running_the_sdk(tmp_path: Path) -> None:
+    assert find_cli({"TRIBUNAL_CLAUDE_CLI": "/opt/claude"}) == "/opt/claude"
+    found = find_cli({"PATH": str(tmp_path)})
+    bundled = Path(found or "")
+    assert found is None or bundled.name == "claude"
 
 
 def test_cwd_falls_back_to_the_process_cwd_when_missing(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 import bot.discord.factory
 from bot.app import App, open_app
-from bot.discord import DiscordAdapter
+from bot.discord.adapter import DiscordAdapter
 from bot.serve import configured_adapters
 from bot.settings import Settings, load_settings
 from rooms.base.model import Task

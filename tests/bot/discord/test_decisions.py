@@ -157,14 +157,13 @@ async def test_without_manage_webhooks_roles_speak_in_labelled_embeds(
         assert owner["embeds"][0]["color"] == 0x2ECC71
         assert owner["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner"
         assert not any(c.path.endswith("/webhooks") and c.method == "POST" for c in fake.calls)
-        # Progress is a labelled embed too, edited in place as one.
+        # Progress is a labelled embed too, edited in place as one, removed when the turn ended.
         progress = next(
-            m for m in roles if m["embeds"][0]["description"].startswith("owner finished (turn 1")
+            m
+            for m in fake.deleted
+            if m["embeds"] and m["embeds"][0]["description"].startswith("⏳ owner is working")
         )
-        edits = [c for c in fake.calls if c.method == "PATCH" and c.message_id == progress["id"]]
-        assert edits and all(
-            c.body["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner" for c in edits
-        )
+        assert progress["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner"
 
 
 async def test_approve_by_mention_in_the_thread_decides_and_edits_the_card(

@@ -89,3 +89,25 @@ async def test_a_failed_progress_edit_is_dropped_quietly() -> None:
         await clock.advance(2.0)
         await adapter.deliver(Outbound(ROOM, "⏳ next step", edit_of=ts))
         assert fake.messages[ts].text == "⏳ next step"
+
+
+async def test_a_progress_messages_final_edit_is_not_coalesced_away_by_a_stop() -> None:
+    """Issue 27 item 11: the arbiter's message said "working" after its ruling. Its final edit
+    came within a second of the last one, waited in the pacer as best effort, and a stop (or
+    anything that cancelled the waiting edits) dropped it. A final edit waits its turn and goes."""
+    clock = ManualClock()
+    async with adapter_on_fake(clock) as (fake, adapter):
+        ts = await adapter.deliver(
+            Outbound(ROOM, "⏳ arbiter is working (turn 3): reading", persona="arbiter")
+        )
+        assert ts is not None
+        final = Outbound(
+            ROOM, "arbiter finished (turn 3, 1 steps)", persona="arbiter", edit_of=ts, final=True
+        )
+        sending = asyncio.create_task(adapter.deliver(final))
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await adapter.pacer.close()  # what a stop does to the edits still waiting
+        await clock.advance(1.0)
+        await sending
+        assert fake.messages[ts].text == "arbiter finished (turn 3, 1 steps)"

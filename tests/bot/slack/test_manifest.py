@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.manifest import bot_events, bot_scopes, manifest, missing_scopes
+from bot.slack.manifest import bot_scopes, manifest, missing_scopes
 
 
 @pytest.mark.parametrize(
@@ -16,6 +16,7 @@ from bot.slack.manifest import bot_events, bot_scopes, manifest, missing_scopes
         ("chat.postMessage, chat.update, chat.postEphemeral", "chat:write"),
         ("username and icon_emoji per role", "chat:write.customize"),
         ("files.getUploadURLExternal / completeUploadExternal", "files:write"),
+        ("users.info: people by name in Tribunal's posts", "users:read"),
     ],
 )
 def test_every_scope_the_adapter_uses_is_asked_for(used_for: str, scope: str) -> None:
@@ -23,7 +24,11 @@ def test_every_scope_the_adapter_uses_is_asked_for(used_for: str, scope: str) ->
 
 
 def test_events_interactivity_and_socket_mode() -> None:
-    assert set(bot_events()) == {"app_mention", "message.channels", "message.groups"}
+    assert set(manifest()["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+    }
     settings = manifest()["settings"]
     assert settings["socket_mode_enabled"] is True
     assert settings["interactivity"]["is_enabled"] is True
@@ -36,7 +41,7 @@ def test_events_interactivity_and_socket_mode() -> None:
         (None, list(bot_scopes())),
         ("", list(bot_scopes())),
         (",".join(bot_scopes()), []),
-        (" , ".join([*bot_scopes(), "users:read"]), []),
+        (" , ".join([*bot_scopes(), "users:read.email"]), []),
         (
             "chat:write,app_mentions:read",
             [s for s in bot_scopes() if s not in ("chat:write", "app_mentions:read")],

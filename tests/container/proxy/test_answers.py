@@ -135,3 +135,23 @@ def test_an_unopened_tap_answers_nothing() -> None:
     tap.feed(anthropic(m.text("APPROVED")))
     tap.finish()
     assert log.answer is None
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        b'data: {"type":"content_block_delta","index":0',  # cut short
+        b'data: {"type": "content_block_delta"},{"index": 0}',  # two values on one line
+        b'data: "content_block_delta"',  # not an object
+        b"data: \xff content_block_delta",  # not UTF-8
+    ],
+)
+def test_broken_event_lines_are_skipped_and_the_rest_still_read(junk: bytes) -> None:
+    # The event lines of a chunk are decoded together; one that is no JSON object must not
+    # lose (or merge into) the events around it.
+    text = "APPROVED\nall good"
+    data = anthropic(m.text(text))
+    delta = data.index(b"event: content_block_delta")
+    spoiled = data[:delta] + junk + b"\n\n" + data[delta:]
+    assert read(ANTHROPIC, spoiled) == Answer(text)
+    assert read(ANTHROPIC, spoiled, [delta + 3, delta + len(junk) + 1]) == Answer(text)

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from container.proxy.usage import ANTHROPIC, MAX_LINE_BYTES, OPENAI, UsageMeter
+from container.proxy.usage import (
+    ANTHROPIC,
+    DELTA_TEXT,
+    MAX_LINE_BYTES,
+    OPENAI,
+    UsageMeter,
+    delta_string_bytes,
+)
 from tests.fakes import messages_api as m
 from tests.fakes import responses_api as r
 from tests.fakes.messages_script import RecordedRequest as MessagesRequest
@@ -91,3 +98,20 @@ def test_an_answer_cut_short_keeps_what_it_reported() -> None:
     cut = data.index(b"event: message_delta")
     spent = metered(ANTHROPIC, data[:cut], []).spent()
     assert (spent.input_tokens, spent.output_tokens) == (50, 1)  # message_start's first count
+
+
+# The pieces delta strings are made of, escapes and line breaks included.
+_PIECES = [b'"text":', b'"delta":', b'"thinking": ', b'"partial_json":"', b'"', b"\\", b"\n",
+           b"a", b" ", b"{", b"}"]  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=30), api=st.sampled_from([ANTHROPIC, OPENAI])
+)
+def test_the_delta_count_is_the_regexs(pieces: list[bytes], api: str) -> None:
+    # The count of model text relayed (what an answer cut short is charged for) is found with
+    # bytes.find for speed; it must be exactly what the DELTA_TEXT expression matches.
+    data = b"".join(pieces)
+    expected = sum(m.end(1) - m.start(1) for m in DELTA_TEXT[api].finditer(data))
+    assert delta_string_bytes(api, data) == expected

@@ -328,7 +328,50 @@ class Rest:
             channel, author, body.get("content") or "", body=body, webhook_id=wid
         )
         message["attachments"] = self._attachments(call)
+        self.messages[message["id"]] = message
+        if self.on_webhook_post is not None:
+            self.on_webhook_post(message)
         return await self._created(call, message)
+
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        """DELETE a message: the bot's own (/channels/…) or its webhook's (/webhooks/…)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        mid = request.match_info["mid"]
+        wid = request.match_info.get("wid")
+        if (
+            wid is not None
+            and (self.webhooks.get(wid) or {}).get("token") != request.match_info["token"]
+        ):
+            return await self._done(call, _json({"message": "Unknown Webhook", "code": 10015}, 404))
+        message = self.messages.pop(mid, None)
+        if message is None:
+            return await self._done(call, _json({"message": "Unknown Message", "code": 10008}, 404))
+        self.deleted.append(message)
+        return await self._done(call, web.Response(status=204))
+
+    async def _get_messages(self, request: web.Request) -> web.Response:
+        """GET /channels/{cid}/messages: as Discord answers, newest first; with `after`, the
+        `limit` oldest messages after that id (newest of them first)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        cid = request.match_info["cid"]
+        if cid not in self.channels:
+            return await self._done(call, _json({"message": "Unknown Channel", "code": 10003}, 404))
+        limit = min(int(request.query.get("limit", "50")), 100)
+        found = sorted(
+            (m for m in self.messages.values() if m["channel_id"] == cid),
+            key=lambda m: int(m["id"]),
+        )
+        if "after" in request.query:
+            after = int(request.query["after"])
+            page = [m for m in found if int(m["id"]) > after][:limit]
+        else:
+            before = int(request.query.get("before", str(2**63)))
+            page = [m for m in found if int(m["id"]) < before][-limit:]
+        return await self._done(call, _json(list(reversed(page))))
 
     async def _patch_webhook(self, request: web.Request) -> web.Response:
         call, limited = await self._record(request)
@@ -358,6 +401,27 @@ class Rest:
         if request.query.get("with_response") in ("1", "true", "True"):
             return await self._done(call, _json(response))
         return await self._done(call, web.Response(status=204))
+
+    async def _open_dm(self, request: web.Request) -> web.Response:
+        """POST /users/@me/channels: the bot's DM channel with a person (made once)."""
+        call, limited = await self._record(request)
+        if limited is not None:
+            return limited
+        uid = str((call.body or {}).get("recipient_id"))
+        cid = self.dms.setdefault(uid, snowflake())
+        channel = {
+            "id": cid,
+            "type": 1,
+            "last_message_id": None,
+            "recipients": [USERS[int(uid)]],
+        }
+        self.channels.setdefault(cid, channel)
+        return await self._done(call, _json(channel))
+
+    def in_dm(self, uid: int) -> list[dict[str, Any]]:
+        """What the bot wrote to a person in private (DM)."""
+        cid = self.dms.get(str(uid))
+        return [m for m in self.messages.values() if cid is not None and m["channel_id"] == cid]
 
     async def _unhandled(self, request: web.Request) -> web.Response:
         call, _ = await self._record(request, label=f"UNHANDLED {request.path}")

@@ -48,11 +48,16 @@ class FakeDiscord(Gateway, Rest):
         self.webhooks_full = False  # the channel has its 15 webhooks (none of them ours)
         self.threads_allowed = True  # the bot's Create Public Threads
         self.echo = True  # MESSAGE_CREATE for messages the bot and its webhooks post
+        # Called with each message a webhook posted, right after Discord stored it and before
+        # the answer goes back (the crash test kills the bot there).
+        self.on_webhook_post: Callable[[dict[str, Any]], None] | None = None
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
         self._sessions: dict[str, _Session] = {}
         self._current: _Session | None = None
         self._interaction_messages: dict[str, str] = {}  # interaction token → message id
         self._nonces: dict[tuple[str, str], str] = {}  # (channel, enforced nonce) → message id
+        self.deleted: list[dict[str, Any]] = []  # messages deleted (by the bot or its webhooks)
+        self.dms: dict[str, str] = {}  # user id → the id of the bot's DM channel with them
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
 
@@ -78,13 +83,17 @@ class FakeDiscord(Gateway, Rest):
         r.add_get(API + "/guilds/{gid}", self._get_guild)
         r.add_get(API + "/guilds/{gid}/members/{uid}", self._get_member)
         r.add_post(API + "/channels/{cid}/messages", self._post_message)
+        r.add_get(API + "/channels/{cid}/messages", self._get_messages)
         r.add_patch(API + "/channels/{cid}/messages/{mid}", self._patch_message)
+        r.add_delete(API + "/channels/{cid}/messages/{mid}", self._delete_message)
+        r.add_delete(API + "/webhooks/{wid}/{token}/messages/{mid}", self._delete_message)
         r.add_post(API + "/channels/{cid}/messages/{mid}/threads", self._post_thread)
         r.add_get(API + "/channels/{cid}/webhooks", self._get_webhooks)
         r.add_post(API + "/channels/{cid}/webhooks", self._post_webhooks)
         r.add_post(API + "/webhooks/{wid}/{token}", self._post_webhook)
         r.add_patch(API + "/webhooks/{wid}/{token}/messages/{mid}", self._patch_webhook)
         r.add_post(API + "/interactions/{iid}/{token}/callback", self._callback)
+        r.add_post(API + "/users/@me/channels", self._open_dm)
         r.add_route("*", API + "/{tail:.*}", self._unhandled)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from rooms.arena.synthesis import SECTIONS
-from rooms.base.machine import CLOSED
 from rooms.base.model import AgentConfig, GroupPolicy
+from rooms.base.words import CLOSED
 from runners.protocol import RunSpec
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, ScriptedRunner, fail, say

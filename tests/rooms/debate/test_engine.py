@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rooms.base.machine import CLOSED, WAITING_HUMAN
 from rooms.base.model import GroupPolicy, Thresholds
+from rooms.base.words import CLOSED, WAITING_HUMAN
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, say
 from tests.rooms.debate import scripts

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rooms.base.machine import CLOSED, WAITING_HUMAN
 from rooms.base.model import GroupPolicy
+from rooms.base.words import CLOSED, WAITING_HUMAN
 from rooms.phased.protocol import CHECKS_MARGIN_S
 from rooms.resolve.limits import ResolveLimits
 from tests.fakes.commands import command_backend
@@ -44,7 +44,10 @@ def workspace(tmp_path: Path) -> Path:
 
 def policy(ws: Path, **limits: Any) -> GroupPolicy:
     return GroupPolicy(
-        name="g", workspace=str(ws), approvers=frozenset({"boss"}), resolve=ResolveLimits(**limits)
+        name="g",
+        workspace=str(ws),
+        approvers=frozenset({"boss"}),
+        protocol_limits={"resolve": ResolveLimits(**limits)},
     )
 
 

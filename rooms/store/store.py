@@ -35,6 +35,7 @@ from rooms.store.apply import apply_change
 from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
+from rooms.store.progress_rows import ProgressStore
 from rooms.store.prune import PruneStore
 from rooms.store.rows import (
     Abort,
@@ -81,7 +82,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore):
+class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rooms.base.model import Ruling, Turn
+from rooms.base.words import SIDING, WORK_ROLES
 from rooms.core.protocol import Step
 from rooms.judge.positions import irreversible, seat, swap_rule
 from rooms.judge.sendback import earlier_send_back
@@ -22,7 +23,6 @@ from rooms.references.panel import Panel
 from rooms.references.render import record_section
 
 NO_REASON = "(none given, though the ruling was sent back once for it)"
-WINNERS = ("PROCEED", "REVISE")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ async def review(step: Step, turn: Turn, ruling: Ruling, reason: str) -> Review:
         ruling = _without_faults(ruling, panel)
     seed = use.seed if use.seed is not None else 0
     swap_note = None
-    if step.policy.swap_check and ruling.readable and ruling.verdict in WINNERS:
+    if step.policy.swap_check and ruling.readable and ruling.verdict in SIDING:
         first = fairness.first_reading(history)
         if first is None:
             return Review(None)
@@ -86,7 +86,7 @@ def _without_faults(ruling: Ruling, panel: Panel | None) -> Ruling:
 
 
 def _what_changes(step: Step) -> str:
-    words = [fairness.latest_words(step.history, role) for role in fairness.WORK_ROLES]
+    words = [fairness.latest_words(step.history, role) for role in WORK_ROLES]
     return "\n".join([step.task.text, *words])
 
 
