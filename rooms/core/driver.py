@@ -1,10 +1,15 @@
 """The driver of one task, for any protocol: claim its lease, then run turns until nobody acts
 (a person must, or the task closed).
 
-One step = read the task, its room and its history once (a `Step`) → the task's protocol says how
-the next turn begins → the turn is recorded as running → the protocol's run spec → one run → the
-human messages read again (people may write while an agent works) → the protocol's `Change` (the
-turn's output, usage, firing, verdict, posts and the transition together) → applied atomically.
+One step = the task, its room and its history (a `Step`) → the task's protocol says how the next
+turn begins → the turn is recorded as running (with the messages people wrote since the last
+look) → the protocol's run spec → one run → the human messages read again (people may write while
+an agent works) → the protocol's `Change` (the turn's output, usage, firing, verdict, posts and
+the transition together) → applied atomically. Three round trips to the store per turn
+(rooms/store/steps.py): the history is kept in memory between steps (rooms/core/kept_history.py)
+and read again only on start or when the task is not at the version the driver left it at, and
+the next step starts from the task as the last change left it (the turn's guard checks that
+nobody moved it meanwhile, and renews the lease).
 A person's pending `arbitrate` is taken between turns, by a protocol that has a judge to call
 (rooms.core.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
 Decision records are completed after each change that ends or moves a ruling's cycle on.
@@ -25,6 +30,7 @@ from rooms.base.records import Change
 from rooms.base.words import CLOSED, WAITING_HUMAN
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
+from rooms.core.kept_history import KeptHistory, last_message_id, with_messages
 from rooms.core.outputs import post
 from rooms.core.progress import close_open_progress, removes_progress
 from rooms.core.protocol import Protocol, Step, TurnStart
@@ -52,12 +58,15 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
             break
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
+    kept = KeptHistory()
     try:
         room = await _recover(ctx, task_id)
+        task: Task | None = None  # None: read at the top of the loop
         while True:
-            # The task as it is, read by renewing our claim on it (one statement): None when it
-            # was taken over (the other engine drives it now) or closed.
-            task = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
+            if task is None:
+                # The task as it is, read by renewing our claim on it (one statement): None when
+                # it was taken over (the other engine drives it now) or closed.
+                task = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
             protocol = _acts(task)
             if task is None or protocol is None:
                 return
@@ -80,8 +89,10 @@ async def drive(ctx: Ctx, task_id: int) -> None:
                 ctx.wake_outbox()
             if task.summon is not None and accepts(protocol, task.status):
                 await _summon(ctx, protocol, task, room, policy)
+                kept.forget()
+                task = None
                 continue
-            await step(ctx, protocol, task, room, policy)
+            task = await step(ctx, protocol, task, room, policy, kept)
     finally:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
@@ -123,12 +134,20 @@ def removes_progress_of(protocol: str) -> bool:
         return False
 
 
-async def _read(ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy) -> Step:
+async def _read(
+    ctx: Ctx, task: Task, room: RoomRef, policy: GroupPolicy, kept: KeptHistory | None = None
+) -> Step:
+    """The step's `Step`; its history is the kept one when it is valid for `task`."""
+    history = kept.valid_for(task) if kept is not None else None
+    if history is None:
+        history = await ctx.store.history(task.id)
+        if kept is not None:
+            kept.load(history, task)
     return Step(
         task=task,
         room=room,
         policy=policy,
-        history=await ctx.store.history(task.id),
+        history=history,
         limits=effective_thresholds(policy.thresholds, task.grants),
         now=ctx.now(),
         owner=ctx.engine_id,
@@ -149,26 +168,43 @@ async def _summon(
 
 
 async def step(
-    ctx: Ctx, protocol: Protocol, task: Task, room: RoomRef, policy: GroupPolicy
-) -> None:
-    before = await _read(ctx, task, room, policy)
+    ctx: Ctx,
+    protocol: Protocol,
+    task: Task,
+    room: RoomRef,
+    policy: GroupPolicy,
+    kept: KeptHistory | None = None,
+) -> Task | None:
+    """One step. Returns the task as its change left it (the next step starts from it), or
+    None: the driver reads the task again."""
+    kept = kept if kept is not None else KeptHistory()
+    before = await _read(ctx, task, room, policy, kept)
     begin_all = getattr(protocol, "begin_all", None)
     starts = await begin_all(before) if begin_all is not None else [await protocol.begin(before)]
     if len(starts) > 1:
+        kept.forget()
         await step_all(ctx, protocol, before, starts)
-        return
+        return None
     start = starts[0]
-    turn = await ctx.store.begin_turn(
+    begun = await ctx.store.begin_step(
         task,
         start.role,
         ctx.engine_id,
         ctx.now(),
+        wall=ctx.wall(),
+        lease_s=ctx.lease_s,
+        since_message=last_message_id(before.history),
         tree_before=start.tree_before,
         resumed_from=start.resume,
-        wall=ctx.wall(),
     )
-    if turn is None:
-        return  # lost a race (version or lease); the driver re-reads the task
+    if begun is None:
+        kept.forget()
+        return None  # lost a race (version, lease or a summon); the driver re-reads the task
+    turn, written, rounds = begun
+    if rounds != task.rounds:  # a person's message reset them since the task was read
+        task = task.model_copy(update={"rounds": rounds})
+    before = replace(before, task=task, history=with_messages(before.history, written))
+    kept.forget()  # kept again below, once the turn's end is known
     run = RunOutcome()
     try:
         try:
@@ -188,23 +224,28 @@ async def step(
             )
         if run.lost_lease:
             await _keep(ctx, task, turn, run, "the task was closed or taken over while it ran")
-            return
+            return None
         if run.interrupted:  # `arbitrate now`: the driver goes on to the summon
             await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
-            return
-        # Read the human messages and the task again, in one round trip: people may have
-        # written while the turn ran, or called the arbiter.
-        messages, fresh = await ctx.store.messages_and_task(task.id)
+            return None
+        # The human messages written since, and the task's pending `arbitrate`, in one round
+        # trip: people may have written while the turn ran, or called the arbiter.
+        written, summon, exists = await ctx.store.since_run(
+            task.id, last_message_id(before.history)
+        )
+        messages = with_messages(before.history, written).messages
         after = before.after(turn, messages, ctx.now())
-        if fresh is not None and fresh.summon != task.summon:
-            after = replace(after, task=task.model_copy(update={"summon": fresh.summon}))
+        if exists and summon != task.summon:
+            after = replace(after, task=task.model_copy(update={"summon": summon}))
         change = await protocol.decide(after, turn, run)
         applied = await ctx.store.apply(change)
+        kept.keep_after(after.history, change, applied)
         if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
         elif change.verdict is not None or applied.status in (CLOSED, WAITING_HUMAN):
             await complete_records(ctx, task.id)  # a ruling's cycle ended or moved on
         ctx.wake_outbox()
+        return applied
     except asyncio.CancelledError:
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")
         await asyncio.shield(_keep(ctx, task, turn, run, reason))

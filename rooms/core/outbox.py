@@ -10,8 +10,11 @@ between hands it again after a restart, with the same `outbox_id` for the platfo
 (and, from the second attempt, `after`: the room's last delivered message, where a platform that
 reads its thread back starts looking).
 A sent row is never handed again. Each row is claimed before delivery, so two engines on one
-database do not post it both. After `max_attempts` failures a row is set aside as dead (kept,
-with its last error) instead of blocking its room for ever.
+database do not post it both. A round is one round trip to the store (rooms/store/outbox.py
+`outbox_round`): it marks sent what the last round posted and claims the next head rows, so a
+post costs a share of one trip, not a read, a claim and a mark of its own. After `max_attempts`
+failures a row is set aside as dead (kept, with its last error) instead of blocking its room for
+ever.
 """
 
 from __future__ import annotations
@@ -88,30 +91,39 @@ class Deliverer:
     async def deliver_due(self) -> float:
         """One pass over the pending rows. Returns how long until the next one may be due."""
         async with self._pass:
-            wait = self.poll_s
-            for _ in range(MAX_ROUNDS):
-                moved = False  # a room's head row went out (or was set aside): its next is due
-                for row in await self.ctx.store.next_outbox_per_room(platforms=self.platforms):
-                    now = self.ctx.wall()
-                    if row.next_try_at > now:
-                        wait = min(wait, row.next_try_at - now)
-                        continue
-                    claimed = await self.ctx.store.claim_outbox(
-                        row.id, self.ctx.engine_id, now, self.ctx.lease_s
-                    )
-                    if not claimed:  # another engine is delivering it
-                        continue
-                    retry_in = await self._deliver(row)
-                    if retry_in is None:
-                        moved = True
-                    else:
-                        wait = min(wait, retry_in)
-                if not moved:
-                    return max(wait, 0.0)
-            return 0.0  # more to post: the loop comes straight back
+            sent: list[tuple[int, str | None, float]] = []  # posted, to be marked sent
+            try:
+                return await self._rounds(sent)
+            finally:
+                if sent:  # the last round's posts (also when the pass failed or was cancelled)
+                    await asyncio.shield(self.ctx.store.mark_sent_all(sent))
 
-    async def _deliver(self, row: OutboxRow) -> float | None:
-        """Hand one row to the platform. Returns the backoff when it must be retried."""
+    async def _rounds(self, sent: list[tuple[int, str | None, float]]) -> float:
+        wait = self.poll_s
+        for _ in range(MAX_ROUNDS):
+            now = self.ctx.wall()
+            rows, later = await self.ctx.store.outbox_round(
+                self.ctx.engine_id, now, self.ctx.lease_s, sent=sent, platforms=self.platforms
+            )
+            sent.clear()  # marked in that same transaction
+            if later is not None:
+                wait = min(wait, later - now)
+            moved = False  # a room's head row went out (or was set aside): its next is due
+            for row in rows:  # claimed: due, and no other engine is delivering it
+                retry_in = await self._deliver(row, sent)
+                if retry_in is None:
+                    moved = True
+                else:
+                    wait = min(wait, retry_in)
+            if not moved:
+                return max(wait, 0.0)
+        return 0.0  # more to post: the loop comes straight back
+
+    async def _deliver(
+        self, row: OutboxRow, sent: list[tuple[int, str | None, float]]
+    ) -> float | None:
+        """Hand one row to the platform; once it took it, the row goes into `sent` (marked
+        with the next round trip). Returns the backoff when it must be retried."""
         message = Outbound(
             room=row.room,
             text=row.text,
@@ -138,5 +150,5 @@ class Deliverer:
                 row.id, error, self.ctx.wall() + backoff, give_up=give_up
             )
             return None if give_up else backoff
-        await self.ctx.store.mark_sent(row.id, message_id, self.ctx.wall())
+        sent.append((row.id, message_id, self.ctx.wall()))
         return None

@@ -9,6 +9,7 @@ they produced nothing the pair worked from.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rooms.base.model import Turn
 from rooms.base.records import FiringRow, Message, VerdictRow
@@ -39,18 +40,18 @@ class History:
         keyed: list[tuple[tuple[int, int, int], Step]] = []
         for m in self.messages:
             keyed.append(
-                ((m.before_seq, 0, m.id), Step("human", HUMAN, bounded(m.text), None, at=m.at))
+                ((m.before_seq, 0, m.id), Step("human", HUMAN, _bounded(m.text), None, at=m.at))
             )
         for t in self.pair_done:
             if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None
                 step = Step(
-                    "ruling", ARBITER, bounded(t.output), marker, at=t.ended_at or t.started_at
+                    "ruling", ARBITER, _bounded(t.output), marker, at=t.ended_at or t.started_at
                 )
             else:
                 step = Step(
-                    "turn", t.role, bounded(t.output), t.marker, t.tree, t.ended_at or t.started_at
+                    "turn", t.role, _bounded(t.output), t.marker, t.tree, t.ended_at or t.started_at
                 )
             keyed.append(((t.seq, 1, t.id), step))
         return [step for _, step in sorted(keyed, key=lambda pair: pair[0])]
@@ -79,3 +80,12 @@ class History:
 
     def firing(self, firing_id: int | None) -> FiringRow | None:
         return next((f for f in self.firings if f.id == firing_id), None)
+
+
+@lru_cache(maxsize=256)
+def _bounded(text: str) -> str:
+    """`bounded`, once per text: a history kept between steps (rooms/core/kept_history.py)
+    hands the same strings to every step, and cutting 64 KiB out of each long output again at
+    every step made a step cost more as the task grew. Keyed by the string itself (its hash is
+    cached on it, and the same object compares equal at once)."""
+    return bounded(text)

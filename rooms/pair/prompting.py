@@ -61,6 +61,21 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _one_line_head(text: str, limit: int) -> str:
+    """`_one_line(text)`, or a prefix of it longer than `limit` characters: a line of every
+    earlier turn goes into each prompt, and collapsing whole 1 MB answers made a task's prompts
+    cost more at each round. Only whole words of a growing head of the text are kept, so the
+    prefix is the full line's."""
+    size = 4 * limit
+    while size < len(text):
+        head = _one_line(text[:size])
+        whole = head.rsplit(" ", 1)[0] if " " in head else ""
+        if len(whole) > limit:
+            return whole
+        size *= 4
+    return _one_line(text)
+
+
 def _bounded(text: str, limit: int, what: str) -> str:
     if len(text) <= limit:
         return text
@@ -267,7 +282,7 @@ def ruling_text(ruling: Ruling) -> str:
 def _line(turn: Turn, seats: Mapping[str, str] | None) -> str:
     role = f"Position {seats[turn.role]}" if seats and turn.role in seats else turn.role
     marker = f" {turn.marker}" if turn.marker and not (seats and turn.role in seats) else ""
-    text = _one_line(turn.output)
+    text = _one_line_head(turn.output, _LINE_CHARS)
     if seats:
         text = _one_line(mask_roles(without_marker(turn.output, turn.role), seats))
     if len(text) > _LINE_CHARS:

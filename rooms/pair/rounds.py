@@ -120,7 +120,9 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
 
 async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, now, owner = step.task, step.room, step.policy, step.now, step.owner
-    tree = await tree_hash(policy.workspace)
+    # A whole pass, not the kernel's events alone (rooms/work/watched_tree.py): this hash
+    # decides whether the approved work went out unchanged.
+    tree = await tree_hash(policy.workspace, verify=True)
     # The workspace the reviewer approved (its hash), and the git tree that is committed.
     check = await recheck(step)
     changed = tree != turn.tree_before or check.changed

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rooms.base.machine import IllegalTransition, StateTable
@@ -28,10 +29,13 @@ Tables = Callable[[str], StateTable]  # a protocol's name → its state table
 def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
     if c.event_id and not record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
-    row = one(db, "SELECT * FROM tasks WHERE id=?", (c.task_id,))
+    # Only what the guards need: the task as a model is built once, from the UPDATE's row.
+    row = one(
+        db, "SELECT status, version, protocol, lease_owner FROM tasks WHERE id=?", (c.task_id,)
+    )
     if row is None:
         raise Abort
-    task = to_task(row)
+    task = _Current(row["status"], row["version"], row["protocol"])
     if c.expect_version is not None and task.version != c.expect_version:
         raise Abort
     if c.expect_lease is not None and row["lease_owner"] != c.expect_lease:
@@ -102,7 +106,16 @@ def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
     return after if after is not None else load_task(db, c.task_id)
 
 
-def _target(task: Task, c: Change, table: StateTable) -> str:
+@dataclass(frozen=True)
+class _Current:
+    """The task's row as the guards read it."""
+
+    status: str
+    version: int
+    protocol: str
+
+
+def _target(task: _Current, c: Change, table: StateTable) -> str:
     """The move the change names must be in the task's protocol table (IllegalTransition is a
     bug: it rolls back). A protocol's decision names its target; a person's (stop, answer) may
     leave it to the table."""
@@ -220,7 +233,7 @@ def _update_task(db: sqlite3.Connection, c: Change, new: str | None) -> Task | N
     return to_task(rows[0])
 
 
-def _request_summon(db: sqlite3.Connection, task: Task, c: Change, table: StateTable) -> None:
+def _request_summon(db: sqlite3.Connection, task: _Current, c: Change, table: StateTable) -> None:
     assert c.summon is not None
     if SUMMONED not in table.transitions.get(task.status, {}):
         raise Abort  # it moved on meanwhile (e.g. to the arbiter): the caller re-reads

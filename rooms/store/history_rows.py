@@ -28,8 +28,11 @@ def turns(db: sqlite3.Connection, task_id: int) -> list[Turn]:
     return [to_turn(r) for r in rows]
 
 
-def messages(db: sqlite3.Connection, task_id: int) -> list[Message]:
-    rows = db.execute("SELECT * FROM messages WHERE task_id=? ORDER BY id", (task_id,)).fetchall()
+def messages(db: sqlite3.Connection, task_id: int, since: int = 0) -> list[Message]:
+    """The task's messages with an id above `since` (all of them by default), in order."""
+    rows = db.execute(
+        "SELECT * FROM messages WHERE task_id=? AND id > ? ORDER BY id", (task_id, since)
+    ).fetchall()
     return [
         Message(
             id=r["id"],

@@ -1,8 +1,14 @@
-"""The outbox part of the store: enqueue, claim, mark sent or failed (DESIGN §7)."""
+"""The outbox part of the store: enqueue, claim, mark sent or failed (DESIGN §7).
+
+The deliverer's round (`outbox_round`) is one round trip: the rows its last round posted are
+marked sent, and the oldest pending row of each room, when due and free, is claimed and read.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from rooms.base.records import OutboxDraft, OutboxRow
@@ -102,6 +108,56 @@ class OutboxStore(StoreBase):
         )
         return int(rows[0][0])
 
+    async def outbox_round(
+        self,
+        owner: str,
+        now: float,
+        lease_s: float,
+        *,
+        sent: Sequence[tuple[int, str | None, float]] = (),
+        platforms: frozenset[str] | None = None,
+        limit: int = 32,
+    ) -> tuple[list[OutboxRow], float | None]:
+        """One round trip: mark `sent` ((row id, platform message id, when)) sent, then claim
+        for `owner` the oldest pending row of each room (rooms in the order of those rows) when
+        it is due at `now` and not claimed by another deliverer, at most `limit` of them (each
+        is posted before the claim's `lease_s` ends). The claim is one statement (atomic on its
+        own), so a round that only looks takes no write lock. Returns the claimed rows,
+        `attempts` as before this claim, and when the first head row not yet due is due (None:
+        none is waiting)."""
+        where, args = _of_platforms(platforms)
+
+        def run(db: sqlite3.Connection) -> tuple[list[OutboxRow], float | None]:
+            if sent:
+                _mark_sent(db, sent)
+            heads = db.execute(
+                "SELECT o.*, r.platform, r.channel, r.thread FROM outbox o"
+                " JOIN rooms r ON r.key = o.room WHERE o.id IN"
+                " (SELECT MIN(id) FROM outbox WHERE status='pending' GROUP BY room)"
+                f"{where} ORDER BY o.id LIMIT 500",
+                args,
+            ).fetchall()
+            due = [h for h in heads if h["next_try_at"] <= now][:limit]
+            later = min((h["next_try_at"] for h in heads if h["next_try_at"] > now), default=None)
+            if not due:
+                return [], later
+            taken = {
+                r[0]
+                for r in db.execute(
+                    "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
+                    f" WHERE id IN ({','.join('?' * len(due))}) AND status='pending'"
+                    " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?) RETURNING id",
+                    (owner, now + lease_s, *(h["id"] for h in due), owner, now),
+                ).fetchall()
+            }
+            return [to_outbox(h) for h in due if h["id"] in taken], later
+
+        return await self._on_thread(run)
+
+    async def mark_sent_all(self, sent: Sequence[tuple[int, str | None, float]]) -> None:
+        """`mark_sent` for several rows ((row id, platform message id, when)), one round trip."""
+        await self._on_thread(lambda db: _mark_sent(db, sent))
+
     async def claim_outbox(self, row_id: int, owner: str, now: float, lease_s: float) -> bool:
         """Take one pending row for delivery so that two deliverers do not post it both."""
         claimed = await self._write_count(
@@ -113,11 +169,7 @@ class OutboxStore(StoreBase):
         return claimed == 1
 
     async def mark_sent(self, row_id: int, message_id: str | None, now: float) -> None:
-        await self._write_count(
-            "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
-            " claimed_until=NULL, last_error=NULL WHERE id=?",
-            (message_id, now, row_id),
-        )
+        await self._write_count(_MARK_SENT, (message_id, now, row_id))
 
     async def mark_failed(
         self, row_id: int, error: str, retry_at: float, *, give_up: bool = False
@@ -128,6 +180,28 @@ class OutboxStore(StoreBase):
             " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
             (error[:2000], retry_at, give_up, row_id),
         )
+
+
+_MARK_SENT = (
+    "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
+    " claimed_until=NULL, last_error=NULL WHERE id=?"
+)
+
+
+def _mark_sent(db: sqlite3.Connection, sent: Sequence[tuple[int, str | None, float]]) -> None:
+    """Mark rows sent: one statement for one row, else one transaction."""
+    values = [(message, at, row) for row, message, at in sent]
+    if len(values) == 1:
+        db.execute(_MARK_SENT, values[0])
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.executemany(_MARK_SENT, values)
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.OperationalError):
+            db.execute("ROLLBACK")
+        raise
 
 
 def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...]]:

@@ -48,6 +48,7 @@ from rooms.store.rows import (
     to_turn,
 )
 from rooms.store.schema import MIGRATIONS
+from rooms.store.steps import StepStore
 from rooms.store.worktrees import WorktreeStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -81,7 +82,7 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore, WorktreeStore, ProgressStore):
+class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod

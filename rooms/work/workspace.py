@@ -11,10 +11,18 @@ or obey (`config`, `config.worktree`, `hooks/`, `info/`), so a wrap-up that plan
 edits the git configuration changes the hash and goes back to review; a `.git` file (a
 worktree's pointer to its git dir) is hashed like any file.
 
+Kept between turns (rooms/work/watched_tree.py): the folders are watched with inotify and a
+turn reads again only the files the kernel says were touched, so a turn with few changes costs
+milliseconds however big the tree is; where that watch cannot be had or trusted, a pass stats
+every file and reads only those whose status (ctime included: a write sets it, no user can)
+changed. The value is a Merkle digest by folder (rooms/work/hashed_tree.py), the same however it
+was reached; `tree_hash_sync` computes it once, keeping nothing.
+
 Bounded so a workspace with large build outputs cannot stall the engine: a file over
-`MAX_FILE_BYTES`, or any file once `MAX_TOTAL_BYTES` have been read, counts by its size and
-modification time instead of its content; after `MAX_FILES` files the rest count only by their
-number. Runs in a worker thread: reading a big tree must not block the event loop.
+`MAX_FILE_BYTES`, or any file once `MAX_TOTAL_BYTES` have been read in one call, counts by its
+status (size, mtime, ctime, inode) instead of its content; after `MAX_FILES` files the rest count
+only by their number (and the tree is not watched: every turn is a whole pass). Runs in a worker
+thread: reading a big tree must not block the event loop.
 
 An agent can change the tree while it is hashed, so nothing it plants can make the hash hang:
 a file is read from one descriptor opened with `O_NONBLOCK | O_NOFOLLOW` and read only when
@@ -37,14 +45,20 @@ import hashlib
 import os
 import stat
 import time
-from dataclasses import dataclass
 
-SKIPPED_DIRS = frozenset(
-    {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis"}
+from rooms.work.hashed_tree import (
+    GIT_KEPT,
+    SKIPPED_DIRS,
+    SKIPPED_SUFFIXES,
+    Budget,
+    Late,
+    Reader,
+    build,
 )
-# What is hashed inside a `.git` folder: what git runs or obeys there.
-GIT_KEPT = frozenset({"config", "config.worktree", "hooks", "info"})
-SKIPPED_SUFFIXES = (".pyc", ".pyo")
+from rooms.work.watched_tree import watched_tree
+
+__all__ = ["GIT_KEPT", "SKIPPED_DIRS", "SKIPPED_SUFFIXES", "tree_hash", "tree_hash_sync"]
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_TOTAL_BYTES = 256 * 1024 * 1024
 MAX_FILES = 100_000
@@ -53,101 +67,66 @@ BACKSTOP_S = 5.0  # then the engine stops waiting for a read that does not retur
 _CHUNK = 1024 * 1024
 # Opening never blocks (a named pipe without a writer) and never follows a final symlink.
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+_Budget = Budget  # the name tests and older callers use
 
 
-async def tree_hash(path: str | None, timeout_s: float = HASH_TIMEOUT_S) -> str | None:
+async def tree_hash(
+    path: str | None, timeout_s: float = HASH_TIMEOUT_S, *, verify: bool = False
+) -> str | None:
     """Hex SHA-256 of the folder's contents; None for None or a path that is not a folder.
+    Kept between calls (rooms/work/watched_tree.py): a call reads only what changed since the
+    last one; `verify` passes over the whole tree (stat'ing every file, reading the changed).
     Past `timeout_s`, a random hash that equals no other (see the module's docstring)."""
     if path is None:
         return None
     deadline = time.monotonic() + timeout_s
     try:
         return await asyncio.wait_for(
-            asyncio.to_thread(tree_hash_sync, path, deadline), timeout_s + BACKSTOP_S
+            asyncio.to_thread(fingerprint_sync, path, deadline, verify=verify),
+            timeout_s + BACKSTOP_S,
         )
     except TimeoutError:
         # The thread stays blocked in its read until the kernel returns; nothing waits for it.
         return _never_equal(hashlib.sha256(b"timeout"))
 
 
-@dataclass
-class _Budget:
-    bytes_left: int
-    files_left: int
-    skipped: int = 0
+def fingerprint_sync(
+    path: str, deadline: float | None = None, *, verify: bool = False
+) -> str | None:
+    """`tree_hash` off the event loop: the kept tree of `path`, brought up to date."""
+    if not os.path.isdir(path):
+        return None
+    kept = watched_tree(os.path.realpath(path))
+    wait = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+    if not kept.lock.acquire(timeout=wait):  # another pass, stuck past our deadline
+        return _never_equal(hashlib.sha256(b"busy"))
+    try:
+        return kept.hexdigest(_reader(deadline), _budget(), verify=verify)
+    except Late:
+        return _never_equal(hashlib.sha256(b"late"))
+    finally:
+        kept.lock.release()
 
 
 def tree_hash_sync(path: str, deadline: float | None = None) -> str | None:
-    """`tree_hash` for callers already off the event loop (and for tests); `deadline`: a
-    `time.monotonic()` value past which the walk stops."""
+    """A one-off hash that keeps nothing (the same value `tree_hash` gives for the same tree),
+    for callers already off the event loop and for tests; `deadline`: a `time.monotonic()`
+    value past which the walk stops."""
     if not os.path.isdir(path):
         return None
-    h = hashlib.sha256()
-    budget = _Budget(bytes_left=MAX_TOTAL_BYTES, files_left=MAX_FILES)
     try:
-        files = _files(path, deadline)
-    except _Late:
-        return _never_equal(h)
-    for rel, full in files:
-        if deadline is not None and _past(deadline):
-            return _never_equal(h)
-        if budget.files_left <= 0:
-            budget.skipped += 1
-            continue
-        budget.files_left -= 1
-        h.update(b"\0P" + rel.encode("utf-8", "surrogateescape") + b"\0")
-        h.update(_entry(full, budget))
-    h.update(b"\0S%d" % budget.skipped)
-    return h.hexdigest()
+        return build(path, _reader(deadline), _budget())
+    except Late:
+        return _never_equal(hashlib.sha256(b"late"))
 
 
-class _Late(Exception):
-    """The walk passed its deadline."""
+def _reader(deadline: float | None) -> Reader:
+    # Looked up at each call: tests replace `_entry`'s helpers and `_past`.
+    return Reader(entry=_entry, past=_past, deadline=deadline)
 
 
-def _files(root: str, deadline: float | None = None) -> list[tuple[str, str]]:
-    """(relative POSIX path, full path) of every file and symlink, sorted by relative path.
-    Raises _Late past `deadline`."""
-    found: list[tuple[str, str]] = []
-    for folder, dirs, names in os.walk(root, onerror=None, followlinks=False):
-        if deadline is not None and _past(deadline):
-            raise _Late
-        # Symlinked folders are not descended into (os.walk lists them in dirs): hash the link.
-        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-        if ".git" in dirs and ".git" not in links:
-            found.extend(_git_kept(root, os.path.join(folder, ".git")))
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and d not in links]
-        for name in [*names, *links]:
-            if name.endswith(SKIPPED_SUFFIXES):
-                continue
-            full = os.path.join(folder, name)
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            found.append((rel, full))
-    found.sort()
-    return found
-
-
-def _git_kept(root: str, git_dir: str) -> list[tuple[str, str]]:
-    kept: list[tuple[str, str]] = []
-    try:
-        names = os.listdir(git_dir)
-    except OSError:
-        return kept
-    for name in names:
-        if name not in GIT_KEPT:
-            continue
-        full = os.path.join(git_dir, name)
-        if os.path.isdir(full) and not os.path.islink(full):
-            for folder, _dirs, files in os.walk(full, followlinks=False):
-                for file in [
-                    *files,
-                    *(d for d in _dirs if os.path.islink(os.path.join(folder, d))),
-                ]:
-                    path = os.path.join(folder, file)
-                    kept.append((os.path.relpath(path, root).replace(os.sep, "/"), path))
-        else:
-            kept.append((os.path.relpath(full, root).replace(os.sep, "/"), full))
-    return kept
+def _budget() -> Budget:
+    return Budget(bytes_left=MAX_TOTAL_BYTES, files_left=MAX_FILES)
 
 
 def _past(deadline: float) -> bool:
@@ -160,7 +139,7 @@ def _never_equal(h: hashlib._Hash) -> str:
     return h.hexdigest()
 
 
-def _entry(full: str, budget: _Budget) -> bytes:
+def _entry(full: str, budget: Budget) -> bytes:
     """What one file contributes: its link target, or its mode bit and content digest."""
     try:
         info = os.lstat(full)
@@ -173,7 +152,7 @@ def _entry(full: str, budget: _Budget) -> bytes:
         return b"E" + str(exc.errno).encode()
 
 
-def _file_entry(full: str, budget: _Budget) -> bytes:
+def _file_entry(full: str, budget: Budget) -> bytes:
     """A regular file's mode bit and content digest, from one descriptor: the path may have
     been swapped since the `lstat` (for a pipe, a device, a symlink), so what is read is what
     `fstat` on the open descriptor says is a regular file. Raises OSError (a symlink now:
@@ -185,7 +164,10 @@ def _file_entry(full: str, budget: _Budget) -> bytes:
             return b"O"
         executable = b"x" if info.st_mode & stat.S_IXUSR else b"-"
         if info.st_size > MAX_FILE_BYTES or info.st_size > budget.bytes_left:
-            return b"B" + executable + b"%d:%d" % (info.st_size, info.st_mtime_ns)
+            # Not read: its status stands for it, ctime and inode included, so a rewrite to
+            # the same size and mtime is still seen (a write sets ctime; no user can).
+            status = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+            return b"B" + executable + b"%d:%d:%d:%d" % status
         budget.bytes_left -= info.st_size
         return b"F" + executable + _content_digest(fd, info.st_size)
     finally:

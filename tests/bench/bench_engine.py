@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import json
 import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -30,6 +34,8 @@ from typing import Any
 import aiosqlite
 
 from rooms.base.model import GroupPolicy, Inbound, RoomRef, Thresholds
+from rooms.base.open_caps import OpenCaps
+from rooms.core.kept_history import KeptHistory
 from rooms.engine import Engine
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
@@ -39,13 +45,17 @@ from tests.fakes.platform import RecordingPlatform
 class InstantRunner:
     """Answers at once; records when each call started and ended, per task."""
 
-    def __init__(self, rounds: int) -> None:
+    def __init__(self, rounds: int, answer_bytes: int = 0) -> None:
         self.rounds = rounds
+        self.answer_bytes = answer_bytes  # each answer padded to about this size
         self.seen: dict[str, int] = defaultdict(int)  # task -> reviewer turns so far
         self.spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        # The same spans in CPU time of the whole process (steadier than wall time on a loaded
+        # machine; the time the runner itself takes is outside them).
+        self.cpu_spans: dict[str, list[tuple[float, float]]] = defaultdict(list)
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         task = spec.env.get("TRIBUNAL_TASK", spec.group)
         role = spec.request.role
         if role == "reviewer":
@@ -57,14 +67,38 @@ class InstantRunner:
                 text = f"CHANGES_REQUESTED\n- finding {n}: handle case {n * 7} in parse()"
         else:
             text = f"DONE\nround {self.seen[task] + 1}: changed parse() for case {self.seen[task]}"
+        if self.answer_bytes:
+            text += _padding(self.answer_bytes - len(text), role, self.seen[task])
         yield RunEvent(kind="usage", input_tokens=100, output_tokens=20)
         yield RunEvent(kind="final", text=text)
         self.spans[task].append((started, time.perf_counter()))
+        self.cpu_spans[task].append((cpu_started, time.process_time()))
+
+
+def _padding(size: int, role: str, n: int) -> str:
+    """Log-like lines (no finding, no marker), different in every answer: the detectors compare
+    answers, and a repeated one would send the task to the arbiter."""
+    seed = hashlib.sha256(f"{role} {n}".encode()).hexdigest()
+    line = "\nlog " + seed + " {}: " + seed[::-1]
+    out: list[str] = []
+    total, i = 0, 0
+    while total < size:
+        out.append(line.format(i))
+        total += len(out[-1])
+        i += 1
+    return "".join(out)
+
+
+LAST_RUNNER: InstantRunner | None = None  # the last run_engine's, for its CPU spans
 
 
 class OneGroup:
-    def __init__(self) -> None:
-        self.policy = GroupPolicy(name="bench", thresholds=Thresholds(round_cap=50))
+    def __init__(self, rounds: int = 50) -> None:
+        # No cap on open tasks: every room's task runs (with the defaults, 5 per person, most
+        # rooms were refused and the run measured refusals).
+        unbounded = OpenCaps(per_channel=1_000_000, per_person=1_000_000)
+        thresholds = Thresholds(round_cap=max(50, rounds + 2), max_turns=max(60, 2 * rounds + 4))
+        self.policy = GroupPolicy(name="bench", thresholds=thresholds, open_caps=unbounded)
 
     def for_room(self, room: RoomRef) -> GroupPolicy | None:
         return self.policy
@@ -95,14 +129,16 @@ class StatementCounter:
 
 
 async def run_engine(
-    db: Path, rooms: int, rounds: int
+    db: Path, rooms: int, rounds: int, *, answer_bytes: int = 0
 ) -> tuple[float, int, list[float], StatementCounter]:
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)
-    runner = InstantRunner(rounds)
+    runner = InstantRunner(rounds, answer_bytes)
+    global LAST_RUNNER
+    LAST_RUNNER = runner
     platform = RecordingPlatform()
-    engine = Engine(store, runner, platform, OneGroup())
+    engine = Engine(store, runner, platform, OneGroup(rounds))
     await engine.start()
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -129,6 +165,42 @@ async def run_engine(
         for cur, nxt in zip(spans, spans[1:], strict=False)
     ]
     return elapsed, sum(len(s) for s in runner.spans.values()), gaps, counted
+
+
+async def history_by_round(
+    tmp: Path, answer_bytes: int, rounds: int, *, kept: bool
+) -> tuple[float, float, float, float]:
+    """One task of `rounds` rounds with answers of `answer_bytes`: the overhead of a round (an
+    owner step and a review step: from the end of one run to the start of the next, twice) at
+    its first five rounds and at its last five, as medians, in wall time and in CPU time of the
+    process; `kept=False` reads the history from the store before every step, as before."""
+    if kept:
+        return await _history_by_round(tmp, answer_bytes, rounds)
+    real = KeptHistory.valid_for
+    KeptHistory.valid_for = lambda self, task: None  # type: ignore[method-assign]
+    try:
+        return await _history_by_round(tmp, answer_bytes, rounds)
+    finally:
+        KeptHistory.valid_for = real  # type: ignore[method-assign]
+
+
+async def _history_by_round(
+    tmp: Path, answer_bytes: int, rounds: int
+) -> tuple[float, float, float, float]:
+    db = tmp / f"history-{answer_bytes}-{time.monotonic_ns()}.db"
+    _, _, gaps, _ = await run_engine(db, 1, rounds, answer_bytes=answer_bytes)
+    assert LAST_RUNNER is not None
+    [spans] = LAST_RUNNER.cpu_spans.values()
+    cpu_gaps = [nxt[0] - cur[1] for cur, nxt in zip(spans, spans[1:], strict=False)]
+    wall = _ends(gaps)
+    cpu = _ends(cpu_gaps)
+    return wall[0] * 1000, wall[1] * 1000, cpu[0] * 1000, cpu[1] * 1000
+
+
+def _ends(gaps: list[float]) -> tuple[float, float]:
+    """The median overhead of a round (two steps) over the first five and the last five."""
+    by_round = [a + b for a, b in zip(gaps[0::2], gaps[1::2], strict=False)]
+    return statistics.median(by_round[:5]), statistics.median(by_round[-5:])
 
 
 async def run_floor(db: Path, writes: int, concurrency: int) -> tuple[float, float]:
@@ -165,7 +237,18 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", type=int, default=200)
     parser.add_argument("--turns", type=int, default=10, help="owner+reviewer turns per room")
+    parser.add_argument(
+        "--history-rounds",
+        type=int,
+        default=50,
+        help="rounds of the one-task runs with 4 KB and 1 MB answers (0: skip them)",
+    )
+    parser.add_argument("--history-one", nargs=3, help=argparse.SUPPRESS)  # SIZE ROUNDS kept|read
     args = parser.parse_args()
+    if args.history_one:
+        size, history_rounds, how = args.history_one
+        await _history_one(int(size), int(history_rounds), how == "kept")
+        return
     rounds = max(1, args.turns // 2)
     with tempfile.TemporaryDirectory() as tmp:
         _, solo_turns, solo_gaps, solo_sql = await run_engine(Path(tmp) / "solo.db", 1, rounds)
@@ -198,6 +281,43 @@ async def main() -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if args.history_rounds:
+        await print_history(args.history_rounds)
+
+
+async def print_history(rounds: int) -> None:
+    """The step's overhead as the history grows: kept in memory (now) beside read from the store
+    before every step (before), in the same run."""
+    print(f"\noverhead per round, one task of {rounds} rounds (median of 5 rounds at each end)")
+    print(
+        f"{'answers':>8} | {'history':>24} | {'wall: rounds 1-5':>16} | {'last 5':>9} |"
+        f" {'ratio':>6} | {'CPU: rounds 1-5':>15} | {'last 5':>9} | {'ratio':>6}"
+    )
+    for size, label in ((4 * 1024, "4 KB"), (1024 * 1024, "1 MB")):
+        for kept, how in ((False, "read every step (before)"), (True, "kept (now)")):
+            w0, w1, c0, c1 = _history_in_a_process(size, rounds, kept)
+            print(
+                f"{label:>8} | {how:>24} | {w0:>13.1f} ms | {w1:>6.1f} ms | {w1 / w0:>5.2f}×"
+                f" | {c0:>12.1f} ms | {c1:>6.1f} ms | {c1 / c0:>5.2f}×"
+            )
+
+
+def _history_in_a_process(size: int, rounds: int, kept: bool) -> list[float]:
+    """`history_by_round` in a fresh process: a run that freed hundreds of MB leaves the
+    allocator in a state that changes the next run's timings (seen: 1.3× became 2.6×)."""
+    args = ["--history-one", str(size), str(rounds), "kept" if kept else "read"]
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.bench_engine", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [float(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+async def _history_one(size: int, rounds: int, kept: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        print(json.dumps(list(await history_by_round(Path(tmp), size, rounds, kept=kept))))
 
 
 if __name__ == "__main__":

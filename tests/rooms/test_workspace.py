@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rooms.work import workspace
-from rooms.work.workspace import tree_hash
+from rooms.work.workspace import tree_hash, tree_hash_sync
 
 
 def make_tree(root: Path) -> Path:
@@ -73,21 +73,23 @@ async def test_git_and_tool_caches_are_ignored(tmp_path: Path) -> None:
     assert await tree_hash(str(root)) == before
 
 
-async def test_large_files_count_by_size_and_mtime_not_content(
+async def test_large_files_count_by_status_not_content_and_a_rewrite_is_seen(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A file too big to read counts by its status. Size and mtime alone are not enough: a
+    rewrite to the same size with the mtime set back is seen through ctime (a write sets it to
+    now; utime cannot set it) and the inode (a replacement is another file)."""
     monkeypatch.setattr(workspace, "MAX_FILE_BYTES", 16)
     root = make_tree(tmp_path / "w")
     big = root / "big.bin"
     big.write_bytes(b"a" * 64)
     os.utime(big, ns=(1_000_000_000, 1_000_000_000))
     before = await tree_hash(str(root))
-    big.write_bytes(b"b" * 64)  # same size, same mtime: not read, so not seen
-    os.utime(big, ns=(1_000_000_000, 1_000_000_000))
-    assert await tree_hash(str(root)) == before
-    big.write_bytes(b"b" * 65)  # a size change is seen
+    assert tree_hash_sync(str(root)) == before  # not read either way: the same status
+    big.write_bytes(b"b" * 64)  # same size, same mtime
     os.utime(big, ns=(1_000_000_000, 1_000_000_000))
     assert await tree_hash(str(root)) != before
+    assert tree_hash_sync(str(root)) != before
 
 
 async def test_the_file_count_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,13 +132,13 @@ async def test_hashing_runs_off_the_event_loop(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: list[int] = []
-    real = workspace._files
+    real = workspace._entry
 
-    def spy(root: str, deadline: float | None = None) -> list[tuple[str, str]]:
+    def spy(full: str, budget: workspace.Budget) -> bytes:
         threads.append(threading.get_ident())
-        return real(root, deadline)
+        return real(full, budget)
 
-    monkeypatch.setattr(workspace, "_files", spy)
+    monkeypatch.setattr(workspace, "_entry", spy)
     await tree_hash(str(make_tree(tmp_path / "w")))
     assert threads and threads[0] != threading.get_ident()
 

@@ -1,0 +1,82 @@
+"""The store's side of one driver step, in as few round trips as a step needs (issue 28).
+
+A turn of a task we drive costs three round trips to aiosqlite's thread: `begin_step` (the
+guard, the lease renewed, the running turn, and the messages people wrote since the driver
+last looked), `since_run` after the run (the messages written while it ran, and whether
+someone called the arbiter), then `Store.apply` (the turn's end, its usage, the transition,
+the posts, together). The driver keeps the history in memory meanwhile
+(rooms/core/kept_history.py), so nothing is read twice.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from rooms.base.model import Summon, Task, Turn
+from rooms.base.records import Message
+from rooms.store import history_rows
+from rooms.store.connection import StoreBase
+from rooms.store.rows import Abort, one, to_turn
+
+
+class StepStore(StoreBase):
+    async def begin_step(
+        self,
+        task: Task,
+        role: str,
+        owner: str,
+        now: float,
+        *,
+        wall: float,
+        lease_s: float,
+        since_message: int,
+        tree_before: str | None = None,
+        resumed_from: str | None = None,
+    ) -> tuple[Turn, list[Message], int] | None:
+        """Insert the next turn as `running` if `owner` still holds the lease at wall time `wall`,
+        the task is still at `task.version` and, when `task` has no pending `arbitrate`, none
+        came meanwhile (it is taken before the next turn); the lease is renewed for `lease_s`.
+        Returns the turn, the task's messages with an id above `since_message` and its `rounds`
+        (a person's message resets them without moving the version); None when a guard failed
+        (the driver reads the task again)."""
+        summon_guard = " AND summon IS NULL" if task.summon is None else ""
+
+        def insert(db: sqlite3.Connection) -> tuple[Turn, list[Message], int]:
+            guarded = db.execute(
+                "UPDATE tasks SET turns = turns + 1, lease_until = MAX(lease_until, ?)"
+                " WHERE id=? AND version=? AND lease_owner=? AND lease_until >= ?"
+                + summon_guard
+                + " RETURNING rounds",
+                (wall + lease_s, task.id, task.version, owner, wall),
+            ).fetchone()
+            if guarded is None:
+                raise Abort
+            inserted = one(
+                db,
+                "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
+                " resumed_from, engine_id, started_at)"
+                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'running', ?, ?, ?, ?"
+                " FROM turns WHERE task_id=? RETURNING *",
+                (task.id, role, task.status, tree_before, resumed_from, owner, now, task.id),
+            )
+            messages = history_rows.messages(db, task.id, since_message)
+            return to_turn(inserted), messages, int(guarded[0])
+
+        try:
+            return await self._transact(insert)
+        except (Abort, sqlite3.IntegrityError):
+            return None
+
+    async def since_run(
+        self, task_id: int, since_message: int
+    ) -> tuple[list[Message], Summon | None, bool]:
+        """After a run: the messages with an id above `since_message`, the task's pending
+        `arbitrate` (None: none), and whether the task still exists, in one round trip."""
+
+        def read(db: sqlite3.Connection) -> tuple[list[Message], Summon | None, bool]:
+            row = db.execute("SELECT summon FROM tasks WHERE id=?", (task_id,)).fetchone()
+            messages = history_rows.messages(db, task_id, since_message)
+            summon = Summon.model_validate_json(row[0]) if row is not None and row[0] else None
+            return messages, summon, row is not None
+
+        return await self._read(read)
