@@ -30,6 +30,7 @@ from typing import Any
 import aiosqlite
 
 from rooms.base.model import GroupPolicy, Inbound, RoomRef, Thresholds
+from rooms.base.open_caps import OpenCaps
 from rooms.engine import Engine
 from rooms.store import Store
 from runners.protocol import RunEvent, RunSpec
@@ -64,7 +65,10 @@ class InstantRunner:
 
 class OneGroup:
     def __init__(self) -> None:
-        self.policy = GroupPolicy(name="bench", thresholds=Thresholds(round_cap=50))
+        # Every room opens its task: the open-task caps (30 rooms of one person in one channel)
+        # would refuse some, and which ones depends on how fast the others finish.
+        caps = OpenCaps(per_channel=1_000_000, per_person=1_000_000)
+        self.policy = GroupPolicy(name="bench", thresholds=Thresholds(round_cap=50), open_caps=caps)
 
     def for_room(self, room: RoomRef) -> GroupPolicy | None:
         return self.policy
