@@ -12,6 +12,7 @@ thread, because a slow or full disk must not stall every room the engine serves.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import secrets
 
@@ -28,7 +29,9 @@ def write(path: str, text: str, *, exclusive: bool = False) -> None:
     folder = os.path.dirname(path) or "."
     os.makedirs(folder, exist_ok=True)
     if exclusive and os.path.lexists(path):
-        raise FileExistsError(17, "File exists", path)  # before writing anything
+        raise FileExistsError(
+            errno.EEXIST, os.strerror(errno.EEXIST), path
+        )  # before writing anything
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
     # Created like `open(path, "w")` would create the file (0666 less the umask), and never over
     # another file of that name.
@@ -39,13 +42,31 @@ def write(path: str, text: str, *, exclusive: bool = False) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         if exclusive:
-            os.link(tmp, path)  # fails when the name was taken meanwhile, unlike os.replace
+            _link(tmp, path)
         else:
             os.replace(tmp, path)
     finally:
         if os.path.lexists(tmp):  # after a failure, or the link's first name
             os.unlink(tmp)
     _sync_folder(folder)
+
+
+def _link(tmp: str, path: str) -> None:
+    """Give the finished file its name unless the name is taken (FileExistsError), unlike
+    os.replace, which would replace another arena's file written meanwhile."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        # A filesystem without hard links (some mounted workspaces): claim the name first,
+        # then move the finished file onto the claim; readers may see it empty for a moment.
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
+        try:
+            os.replace(tmp, path)
+        except OSError:
+            os.unlink(path)  # our empty claim, not a file of anyone else
+            raise
 
 
 def _sync_folder(folder: str) -> None:

@@ -54,6 +54,18 @@ async def test_an_exclusive_write_never_replaces_a_file(tmp_path: Path) -> None:
     assert [p.name for p in saved.parent.iterdir()] == [saved.name]
 
 
+async def test_an_exclusive_write_without_hard_links_still_never_replaces_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "link", _failing("link"))  # as on a filesystem without hard links
+    saved = tmp_path / "docs" / "arena" / "2026-01-01-queue.md"
+    await files.save(str(saved), OLD, exclusive=True)
+    with pytest.raises(FileExistsError):
+        await files.save(str(saved), "another arena's synthesis", exclusive=True)
+    assert saved.read_text() == OLD
+    assert [p.name for p in saved.parent.iterdir()] == [saved.name]
+
+
 async def test_the_write_runs_in_a_worker_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
