@@ -32,9 +32,9 @@ import discord
 
 from bot.adapter import click_failed, task_of
 from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
-from bot.discord.edits import EDIT_INTERVAL_S, EditPacer
 from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
 from bot.discord.poster import NO_PINGS, Poster
+from bot.edit_pacer import EDIT_INTERVAL_S, EditPacer
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from rooms.base.model import Inbound, Outbound
@@ -302,7 +302,7 @@ class DiscordAdapter:
             await self._show_decided(message)
             message = replace(message, card=None)  # the reply itself is posted as text
         posted = await self.poster.post(message)
-        self.pacer.posted(posted)
+        self.pacer.posted(message.room.channel, posted)
         return posted
 
     async def _show_decided(self, message: Outbound) -> None:

@@ -44,10 +44,10 @@ from slack_sdk.http_retry.builtin_interval_calculators import BackoffRetryInterv
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.adapter import click_failed, task_of
+from bot.edit_pacer import EditPacer, PacingClock
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
 from bot.slack.blocks import ACTION_PREFIX, content_args, decided_blocks, pieces
-from bot.slack.edits import EditPacer, PacingClock
 from bot.slack.inbound import PLATFORM, action_inbound, message_inbound
 from bot.slack.people import People
 from bot.slack.posting import Poster

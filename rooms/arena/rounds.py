@@ -4,13 +4,14 @@ interventions and the convergence tree, and produce the commentary the gate lets
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from rooms.arena.commentary import Gate, offer
 from rooms.arena.convergence import Board, Decision, decide
 from rooms.arena.limits import ArenaLimits
 from rooms.arena.moderation import Member, Said, interventions
 from rooms.arena.outputs import ExpertMessage
-from rooms.arena.state import ArenaState, Contest, Spoken
+from rooms.arena.state import ArenaState, Contest, Seat, Spoken
 from rooms.judge.structured import StructuredError, read_object
 from rooms.phased.deliberation import Post, Reply
 
@@ -25,15 +26,40 @@ def asked_this_round(state: ArenaState) -> list[str]:
     return [s.slug for s in state.active() if s.final is None or state.veto_round]
 
 
+@dataclass
+class _Output:
+    """What a round has to say so far: its posts in order, and the events (kind, text) the
+    commentary gate may mention once the round is over."""
+
+    posts: list[Post] = field(default_factory=list)
+    events: list[tuple[str, str]] = field(default_factory=list)
+
+
 def play_round(
     state: ArenaState, replies: Sequence[Reply], limits: ArenaLimits, now: float
 ) -> tuple[list[Post], Decision]:
-    """Apply one round's replies to `state` (in place); the posts and the convergence decision."""
-    posts: list[Post] = []
-    events: list[tuple[str, str]] = []
-    said: list[Said] = []
+    """Apply one round's replies to `state` (in place); the posts and the convergence decision.
+
+    A round is three steps, in this order: the experts are heard, the moderator intervenes
+    (nudges, leaves out, asks to arbitrate, calls for finals), and the convergence tree decides
+    whether the debate goes on; then the commentary gate picks what to remark on."""
+    out = _Output()
     asked = set(asked_this_round(state))
     state.round += 1
+    heard = _hear(state, replies, asked, out)
+    answered_veto = state.veto_round
+    state.veto_round = False
+    elapsed = now - state.started_at
+    _moderate(state, limits, elapsed, out)
+    decision = _converge(state, heard, limits, elapsed, answered_veto, out)
+    out.posts += _commentary(state, out.events, limits, now)
+    return out.posts, decision
+
+
+def _hear(state: ArenaState, replies: Sequence[Reply], asked: set[str], out: _Output) -> list[Said]:
+    """The replies of the experts asked this round, in order. One that cannot be read is
+    reported and counts as silence (the moderator nudges); a pass is heard but says nothing."""
+    heard: list[Said] = []
     round_tokens = []
     for reply in replies:
         seat = state.seat(reply.key.removeprefix("expert:"))
@@ -43,43 +69,56 @@ def play_round(
         state.notes.pop(seat.slug, None)
         message, problem = _read(reply)
         if message is None:
-            posts.append(Post("tribunal", f"⚠️ {seat.name}'s turn could not be used ({problem})."))
+            out.posts.append(
+                Post("tribunal", f"⚠️ {seat.name}'s turn could not be used ({problem}).")
+            )
             continue  # silent this round: the moderator nudges
         seat.nudges = 0
         valid = {s.slug for s in state.seats if s.slug != seat.slug}
         to = [t for t in dict.fromkeys(message.to) if t in valid]
-        said.append(Said(seat.slug, tuple(to), message.shifted, passed=message.kind == "pass"))
-        if message.kind == "pass":
-            continue
-        state.thread.append(Spoken(round=state.round, speaker=seat.slug, to=to, message=message))
-        seat.last = message
-        if message.stance:
-            seat.stance = message.stance
-        posts.append(Post(seat.slug, _render(seat.name, to, message)))
-        if message.shifted:
-            events.append(("shift", f"{seat.name} shifts position: {message.stance}"))
-        for c in message.challenges:
-            if c.evidence and c.r is not None and c.cl is not None and c.target in valid:
-                state.contests.append(
-                    Contest(evidence=c.evidence, by=seat.slug, r=c.r, cl=c.cl, why=c.weakness)
-                )
-                events.append(
-                    ("rating_contested", f"{seat.name} contests the rating of “{c.evidence}”")
-                )
-        if message.kind == "final":
-            seat.final = message
-            events.append(("final", f"{seat.name} sends a final position: {message.stance}"))
-        if seat.devil and message.veto == "raise":
-            state.veto, state.veto_reason = "standing", message.veto_reason or message.text
-            events.append(("veto", f"{seat.name} vetoes: {state.veto_reason}"))
-        elif seat.devil and message.veto == "withdraw" and state.veto == "standing":
-            state.veto = "withdrawn"
-            events.append(("veto_withdrawn", f"{seat.name} withdraws the veto"))
+        heard.append(Said(seat.slug, tuple(to), message.shifted, passed=message.kind == "pass"))
+        if message.kind != "pass":
+            _take(state, seat, to, valid, message, out)
     state.expert_tokens.append(round_tokens)
-    state.said.append([(s.speaker, list(s.to), s.shifted, s.passed) for s in said])
-    answered_veto = state.veto_round
-    state.veto_round = False
-    elapsed = now - state.started_at
+    state.said.append([(s.speaker, list(s.to), s.shifted, s.passed) for s in heard])
+    return heard
+
+
+def _take(
+    state: ArenaState, seat: Seat, to: list[str], valid: set[str], m: ExpertMessage, out: _Output
+) -> None:
+    """What one expert's message changes: the thread, the seat's stance, the ratings it
+    contests (only with the contested evidence and a rating of its own), its final position,
+    and the devil's advocate's veto."""
+    state.thread.append(Spoken(round=state.round, speaker=seat.slug, to=to, message=m))
+    seat.last = m
+    if m.stance:
+        seat.stance = m.stance
+    out.posts.append(Post(seat.slug, _render(seat.name, to, m)))
+    if m.shifted:
+        out.events.append(("shift", f"{seat.name} shifts position: {m.stance}"))
+    for c in m.challenges:
+        if c.evidence and c.r is not None and c.cl is not None and c.target in valid:
+            state.contests.append(
+                Contest(evidence=c.evidence, by=seat.slug, r=c.r, cl=c.cl, why=c.weakness)
+            )
+            out.events.append(
+                ("rating_contested", f"{seat.name} contests the rating of “{c.evidence}”")
+            )
+    if m.kind == "final":
+        seat.final = m
+        out.events.append(("final", f"{seat.name} sends a final position: {m.stance}"))
+    if seat.devil and m.veto == "raise":
+        state.veto, state.veto_reason = "standing", m.veto_reason or m.text
+        out.events.append(("veto", f"{seat.name} vetoes: {state.veto_reason}"))
+    elif seat.devil and m.veto == "withdraw" and state.veto == "standing":
+        state.veto = "withdrawn"
+        out.events.append(("veto_withdrawn", f"{seat.name} withdraws the veto"))
+
+
+def _moderate(state: ArenaState, limits: ArenaLimits, elapsed: float, out: _Output) -> None:
+    """The moderator's interventions (rooms/arena/moderation.py decides them from the whole
+    history of who said what; here they take effect, as notes for the next prompts and posts)."""
     members = [Member(s.slug, s.devil, s.nudges, s.out, s.final is not None) for s in state.seats]
     history = [[Said(a, tuple(b), c, d) for a, b, c, d in r] for r in state.said]
     arbitrated = frozenset((a, b) for a, b in state.arbitrated)
@@ -95,7 +134,7 @@ def play_round(
         if step.kind == "nudge" and seat is not None:
             seat.nudges += 1
             _note(state, seat.slug, NUDGE)
-            posts.append(
+            out.posts.append(
                 Post(
                     "tribunal",
                     f"👋 {seat.name}, we have not heard from you "
@@ -104,7 +143,7 @@ def play_round(
             )
         elif step.kind == "leave_out" and seat is not None:
             seat.out, seat.out_reason = True, f"silent after {limits.max_nudges} nudges"
-            events.append(
+            out.events.append(
                 ("left_out", f"{seat.name} is left out ({seat.out_reason}); the arena goes on")
             )
         elif step.kind == "arbitrate" and seat is not None and step.between is not None:
@@ -115,17 +154,31 @@ def play_round(
                 seat.slug,
                 f"{a} and {b} are going round in circles: arbitrate between them, with evidence.",
             )
-            events.append(("arbitration", f"{seat.name} is asked to arbitrate between {a} and {b}"))
+            out.events.append(
+                ("arbitration", f"{seat.name} is asked to arbitrate between {a} and {b}")
+            )
         elif step.kind == "final_call":
             state.final_called = True
             for s in state.active():
                 _note(state, s.slug, FINAL_CALL)
-            posts.append(Post("tribunal", "⏱️ Time is up: every expert sends a final position."))
-    idle = not any(not s.passed for s in said)
+            out.posts.append(Post("tribunal", "⏱️ Time is up: every expert sends a final position."))
+
+
+def _converge(
+    state: ArenaState,
+    heard: list[Said],
+    limits: ArenaLimits,
+    elapsed: float,
+    answered_veto: bool,
+    out: _Output,
+) -> Decision:
+    """The convergence tree's decision on the board after this round, and what the room is
+    told when it calls for finals or puts the veto to the panel. `answered_veto`: this round
+    was the panel's answer to a veto put to it."""
     board = Board(
         active=len(state.active()),
         finals=sum(1 for s in state.active() if s.final is not None),
-        idle=idle,
+        idle=all(s.passed for s in heard),
         rounds=state.round,
         elapsed_s=elapsed,
         final_called=state.final_called,
@@ -137,20 +190,19 @@ def play_round(
         state.final_called = True
         for s in state.active():
             _note(state, s.slug, IDLE_CALL)
-        posts.append(
+        out.posts.append(
             Post("tribunal", "⏱️ Nobody added anything: every expert sends a final position.")
         )
     elif decision.kind == "put_veto":
         state.veto_put = True
         state.veto_round = True
-        posts.append(
+        out.posts.append(
             Post(
                 "tribunal",
                 f"✋ The devil's advocate's veto is put to the whole panel: {state.veto_reason}",
             )
         )
-    posts += _commentary(state, events, limits, now)
-    return posts, decision
+    return decision
 
 
 def _read(reply: Reply) -> tuple[ExpertMessage | None, str]:

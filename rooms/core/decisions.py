@@ -19,6 +19,7 @@ from rooms.base.model import Task, Turn
 from rooms.base.records import Escalation, VerdictRow
 from rooms.core.context import Ctx
 from rooms.judge.verdicts import OUTCOME_MARK, blockquote
+from rooms.work import files
 
 log = logging.getLogger(__name__)
 _TURNS_LISTED = 20  # turns of one cycle listed in its outcome; the rest are counted
@@ -133,7 +134,4 @@ def _rewrite(path: str, section: str) -> None:
     text = with_outcome(record, section)
     if text == record:
         return
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    files.write(path, text)  # already in a worker thread (complete_records)

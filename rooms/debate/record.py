@@ -40,30 +40,61 @@ class DebateRecord:
 
 
 def render(r: DebateRecord, limits: DebateLimits) -> str:
+    """The record in markdown: the head (decision, preferred side), then the sections of
+    `SECTIONS` in order (the referee's report gives the last six), then the gaps if any; one
+    blank line between sections."""
+    sections = [
+        _head(r),
+        _frame(r.frame),
+        _briefs(r.advocate, r.challenger),
+        _cross_examination(r, limits),
+        _scores(r, limits),
+        *_report(r.report),
+    ]
+    if r.gaps:
+        sections.append(
+            _section("Gaps", ["What the briefs or the report did not answer:", ""], _items(r.gaps))
+        )
+    lines: list[str] = []
+    for section in sections:
+        lines += [""] + section if lines else section
+    return "\n".join([*lines, ""])
+
+
+def _section(title: str, *parts: list[str]) -> list[str]:
+    return [f"## {title}", ""] + [line for part in parts for line in part]
+
+
+def _head(r: DebateRecord) -> list[str]:
     out = [f"# Debate: {_line(r.decision)}", ""]
-    out += [f"**Preferred:** the {r.outcome.preferred} — {r.outcome.reason}.", ""]
+    out.append(f"**Preferred:** the {r.outcome.preferred} — {r.outcome.reason}.")
     if r.report.irreconcilable:
         out += [
+            "",
             "**Irreconcilable:** the referee found the sides cannot be reconciled; the "
             "people in the room decide, with both positions preserved.",
-            "",
         ]
-    out += ["## Frame", ""]
-    out += [
-        f"- **{FRAME_LABELS[n]}:** {_line(getattr(r.frame.frame, n)) or '—'}" for n in FRAME_FIELDS
+    return out
+
+
+def _frame(check: FrameCheck) -> list[str]:
+    """The frame as agreed (or as each side stated it), and each side's objection."""
+    out = [
+        f"- **{FRAME_LABELS[n]}:** {_line(getattr(check.frame, n)) or '—'}" for n in FRAME_FIELDS
     ]
-    if not r.frame.agreed:
+    if not check.agreed:
         out += ["", "**The sides disagree on the frame** (a finding in itself):", ""]
         out += ["| Field | Advocate | Challenger |", "| --- | --- | --- |"]
         out += [
             f"| {FRAME_LABELS[d.field]} | {_cell(d.advocate)} | {_cell(d.challenger)} |"
-            for d in r.frame.differences
+            for d in check.differences
         ]
-    for side, objection in r.frame.objections:
-        out.append(f"- The {side} objected: {_line(objection)}")
-    out += ["", "## Opening briefs", "", "### Advocate", ""]
-    a = r.advocate
-    out += _fields(
+    out += [f"- The {side} objected: {_line(objection)}" for side, objection in check.objections]
+    return _section("Frame", out)
+
+
+def _briefs(a: AdvocateBrief, c: ChallengerBrief) -> list[str]:
+    advocate = _fields(
         [
             ("Position", a.position),
             ("Strategic thesis", a.thesis),
@@ -75,9 +106,7 @@ def render(r: DebateRecord, limits: DebateLimits) -> str:
             ("Kill criteria", a.kill_criteria),
         ]
     )
-    c = r.challenger
-    out += ["", "### Challenger", ""]
-    out += _fields(
+    challenger = _fields(
         [
             ("Where the base case is too optimistic", c.optimistic_assumptions),
             ("What the discipline lens shows", c.discipline_lens),
@@ -88,7 +117,15 @@ def render(r: DebateRecord, limits: DebateLimits) -> str:
             ("Catastrophic-failure conditions", c.catastrophic_conditions),
         ]
     )
-    out += ["", "## Cross-examination", ""]
+    return _section(
+        "Opening briefs", ["### Advocate", ""], advocate, ["", "### Challenger", ""], challenger
+    )
+
+
+def _cross_examination(r: DebateRecord, limits: DebateLimits) -> list[str]:
+    """Each side's questions in turn, with the answers; a question beyond the limit is only
+    counted."""
+    out: list[str] = []
     for title, round_ in (
         ("The advocate asks", r.to_challenger),
         ("The challenger asks", r.to_advocate),
@@ -104,12 +141,12 @@ def render(r: DebateRecord, limits: DebateLimits) -> str:
                 f"Deferred (beyond {limits.questions_per_side} questions): {len(round_.deferred)}"
             )
         out.append("")
-    out += [
-        "## Scores",
-        "",
-        "| Criterion | Weight | Advocate | Challenger |",
-        "| --- | --- | --- | --- |",
-    ]
+    return _section("Cross-examination", out[:-1])  # the blank after the last is the next's
+
+
+def _scores(r: DebateRecord, limits: DebateLimits) -> list[str]:
+    """The referee's scores per criterion and each side's weighted total."""
+    out = ["| Criterion | Weight | Advocate | Challenger |", "| --- | --- | --- | --- |"]
     adv, ch = r.report.advocate_scores, r.report.challenger_scores
     for name in CRITERIA:
         out.append(
@@ -120,39 +157,37 @@ def render(r: DebateRecord, limits: DebateLimits) -> str:
         f"| **Weighted total (of 100)** | | **{r.outcome.totals['advocate']:.1f}** |"
         f" **{r.outcome.totals['challenger']:.1f}** |"
     )
-    rep = r.report
-    out += ["", "## Points of Agreement", ""] + _items(rep.agreement)
-    out += ["", "## Resolved Tensions", ""] + _items(
-        [
-            f"{t.tension} — settled by: {t.evidence or '—'}; now shared: {t.shared_position or '—'}"
-            for t in rep.resolved
-        ]
-    )
-    out += ["", "## Unresolved Tensions", ""] + _items(
-        [
-            f"{t.tension} — would be settled by: {t.data_needed or '—'}"
-            f" (cost: {t.cost_to_obtain or '—'})"
-            for t in rep.unresolved
-        ]
-    )
-    out += ["", "## Guardrail Status", ""] + _items(
-        [f"{g.name}: {g.status}" + (f" — {g.note}" if g.note else "") for g in rep.guardrails]
-    )
-    out += [
-        "",
-        "## Confidence",
-        "",
-        f"{rep.confidence.level.title()} — {_line(rep.confidence.reason) or '(no reason given)'}",
+    return _section("Scores", out)
+
+
+def _report(rep: RefereeReport) -> list[list[str]]:
+    """The referee's report, one section each: agreement, tensions resolved and not, the
+    guardrails, the confidence and the options."""
+    resolved = [
+        f"{t.tension} — settled by: {t.evidence or '—'}; now shared: {t.shared_position or '—'}"
+        for t in rep.resolved
     ]
-    out += ["", "## Option Set", ""] + _items(
-        [f"{o.option} — when: {o.conditions or '(no conditions given)'}" for o in rep.options]
-    )
-    if r.gaps:
-        out += ["", "## Gaps", "", "What the briefs or the report did not answer:", ""] + _items(
-            list(r.gaps)
-        )
-    out.append("")
-    return "\n".join(out)
+    unresolved = [
+        f"{t.tension} — would be settled by: {t.data_needed or '—'}"
+        f" (cost: {t.cost_to_obtain or '—'})"
+        for t in rep.unresolved
+    ]
+    guardrails = [
+        f"{g.name}: {g.status}" + (f" — {g.note}" if g.note else "") for g in rep.guardrails
+    ]
+    confidence = rep.confidence
+    options = [f"{o.option} — when: {o.conditions or '(no conditions given)'}" for o in rep.options]
+    return [
+        _section("Points of Agreement", _items(rep.agreement)),
+        _section("Resolved Tensions", _items(resolved)),
+        _section("Unresolved Tensions", _items(unresolved)),
+        _section("Guardrail Status", _items(guardrails)),
+        _section(
+            "Confidence",
+            [f"{confidence.level.title()} — {_line(confidence.reason) or '(no reason given)'}"],
+        ),
+        _section("Option Set", _items(options)),
+    ]
 
 
 def _fields(pairs: Sequence[tuple[str, str | list[str]]]) -> list[str]:

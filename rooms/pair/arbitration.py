@@ -11,7 +11,6 @@ ruling resets the round count.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from dataclasses import replace
@@ -32,6 +31,7 @@ from rooms.pair import resolving
 from rooms.pair.fairness import FIRST_READING
 from rooms.pair.ruling_checks import Review, review
 from rooms.pair.states import SENT_BACK, TABLE
+from rooms.work import files
 
 log = logging.getLogger(__name__)
 
@@ -198,16 +198,8 @@ async def _write_record(
     # Named by task and turn, so writing it again after a crash replaces the same file.
     path = os.path.join(data_dir, "decisions", f"task-{task.id}-turn-{turn.seq}.md")
     try:
-        await asyncio.to_thread(_write, path, text)
+        await files.save(path, text)
     except OSError as exc:
         log.warning("decision record %s not written: %s", path, exc)
         return None, f"{exc.strerror or exc}"
     return path, None
-
-
-def _write(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)

@@ -34,7 +34,7 @@ from rooms.core.protocol import Step, TurnStart, decided
 from rooms.core.turns import RunOutcome, build_spec
 from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
 from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
-from rooms.work import snapshots
+from rooms.work import files, snapshots
 from runners.protocol import RunSpec
 
 log = logging.getLogger(__name__)
@@ -268,9 +268,9 @@ def _checks_spec(step: Step, turn: Turn, ask: Ask) -> RunSpec:
 async def _conclude(
     step: Step, turn: Turn, change: Change, c: Conclusion, table: StateTable
 ) -> None:
-    record_path = _write_record(step, c)
+    record_path = await _write_record(step, c)
     for i, (path, content) in enumerate(c.files.items()):
-        saved = _write_file(step.policy.workspace, path, content)
+        saved = await _write_file(step.policy.workspace, path, content)
         change.outbox.append(post(step.room, turn, saved, key=f"file:{i}", persona="tribunal"))
     if c.files:
         # What a protocol saves is committed on the task's branch by the engine, like approved
@@ -305,21 +305,19 @@ async def _conclude(
         change.event = DONE
 
 
-def _write_record(step: Step, c: Conclusion) -> str | None:
+async def _write_record(step: Step, c: Conclusion) -> str | None:
     if step.data_dir is None:
         return None
     path = os.path.join(step.data_dir, "decisions", f"task-{step.task.id}-{step.task.protocol}.md")
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(c.record)
+        await files.save(path, c.record)
     except OSError as exc:
         log.warning("task %s: the decision record could not be written: %s", step.task.id, exc)
         return None
     return path
 
 
-def _write_file(workspace: str | None, rel: str, content: str) -> str:
+async def _write_file(workspace: str | None, rel: str, content: str) -> str:
     """Save `content` at `rel` in the workspace, never over an earlier file (a second arena on
     the same topic the same day gets `-2`); what to tell the room."""
     if workspace is None:
@@ -332,9 +330,7 @@ def _write_file(workspace: str | None, rel: str, content: str) -> str:
         if not full.startswith(root + os.sep):  # the slug rules make this unreachable
             return f"{rel} was not saved: it would be outside the workspace."
         try:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
-            with open(full, "x", encoding="utf-8") as f:
-                f.write(content)
+            await files.save(full, content, exclusive=True)
         except FileExistsError:
             continue
         except OSError as exc:

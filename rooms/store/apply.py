@@ -27,6 +27,38 @@ Tables = Callable[[str], StateTable]  # a protocol's name → its state table
 
 
 def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
+    """Apply `c` to its task, in this order: the guards (nothing is written when one is lost),
+    the records of what happened (the turn, a detector's firing, a verdict, a message, an
+    answer), the task's own row (its move, a summons), then what follows from the move (open
+    questions closed) and the posts, the new question last. The task as it is after."""
+    task = _guarded_task(db, c)
+    new = _target(task, c, tables(task.protocol)) if c.event is not None else None
+
+    if c.turn is not None:
+        _finish_turn(db, c)
+    _insert_firing(db, c)
+    _insert_verdict(db, c)
+    _insert_message(db, c)
+    _answer_escalation(db, c)
+
+    if c.summon is not None:
+        _request_summon(db, task, c, tables(task.protocol))
+    after = _update_task(db, c, new)
+    if new is not None and (task.status == WAITING_HUMAN or new == CLOSED):
+        # The question is moot once the task moves on: a later click on it is stale.
+        db.execute(
+            "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
+            (c.task_id,),
+        )
+    enqueue_all(db, c.outbox, c.task_id, c.now)
+    _open_escalation(db, c)  # announced after the change's other posts, which explain it
+    return after if after is not None else load_task(db, c.task_id)
+
+
+def _guarded_task(db: sqlite3.Connection, c: Change) -> Task:
+    """The task as the change expects it, or Abort: the event not handled before, the task
+    there, its version and lease the ones the change was decided on, and a message only for an
+    open task."""
     if c.event_id and not record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
     # Only what the guards need: the task as a model is built once, from the UPDATE's row.
@@ -44,66 +76,67 @@ def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
         raise Abort  # it closed meanwhile: the caller re-reads (and may open a new task)
     if c.event is not None and c.expect_version is None:
         raise ValueError("a status change needs expect_version (compare-and-swap)")
-    new = _target(task, c, tables(task.protocol)) if c.event is not None else None
+    return task
 
-    if c.turn is not None:
-        _finish_turn(db, c)
-    _insert_firing(db, c)
-    if c.verdict is not None:
-        v = c.verdict
-        db.execute(
-            "INSERT INTO verdicts (task_id, turn_id, firing_id, verdict, ruling, readable,"
-            " record_path, at, panel_id, tally, fairness) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                c.task_id,
-                v.turn_id,
-                v.firing_id,
-                v.ruling.verdict,
-                v.ruling.model_dump_json(),
-                v.ruling.readable,
-                v.record_path,
-                c.now,
-                v.panel_id,
-                json.dumps(v.tally) if v.tally is not None else None,
-                json.dumps(v.fairness) if v.fairness is not None else None,
-            ),
-        )
-    if c.message is not None:
-        m = c.message
-        # before_seq: the first turn that can see the message is the next one.
-        db.execute(
-            "INSERT INTO messages (task_id, user, text, kind, before_seq, event_id, at)"
-            " SELECT ?, ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM turns WHERE task_id=?",
-            (c.task_id, m.user, m.text, m.kind, m.event_id, c.now, c.task_id),
-        )
-    if c.answer is not None:
-        cursor = db.execute(
-            "UPDATE escalations SET status='answered', answer=?, answered_by=?, answered_at=?"
-            " WHERE id=? AND task_id=? AND status='open'",
-            (c.answer.answer, c.answer.user, c.now, c.answer.escalation_id, c.task_id),
-        )
-        if cursor.rowcount != 1:
-            raise Abort  # answered or closed meanwhile: a stale answer changes nothing
 
-    if c.summon is not None:
-        _request_summon(db, task, c, tables(task.protocol))
-    after = _update_task(db, c, new)
-    if new is not None and (task.status == WAITING_HUMAN or new == CLOSED):
-        # The question is moot once the task moves on: a later click on it is stale.
-        db.execute(
-            "UPDATE escalations SET status='closed' WHERE task_id=? AND status='open'",
-            (c.task_id,),
-        )
-    enqueue_all(db, c.outbox, c.task_id, c.now)
-    if c.escalation is not None:  # announced after the change's other posts, which explain it
-        e = c.escalation
-        cursor = db.execute(
-            "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
-            " VALUES (?,?,?,?,?,?)",
-            (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
-        )
-        enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
-    return after if after is not None else load_task(db, c.task_id)
+def _insert_verdict(db: sqlite3.Connection, c: Change) -> None:
+    if c.verdict is None:
+        return
+    v = c.verdict
+    db.execute(
+        "INSERT INTO verdicts (task_id, turn_id, firing_id, verdict, ruling, readable,"
+        " record_path, at, panel_id, tally, fairness) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            c.task_id,
+            v.turn_id,
+            v.firing_id,
+            v.ruling.verdict,
+            v.ruling.model_dump_json(),
+            v.ruling.readable,
+            v.record_path,
+            c.now,
+            v.panel_id,
+            json.dumps(v.tally) if v.tally is not None else None,
+            json.dumps(v.fairness) if v.fairness is not None else None,
+        ),
+    )
+
+
+def _insert_message(db: sqlite3.Connection, c: Change) -> None:
+    if c.message is None:
+        return
+    m = c.message
+    # before_seq: the first turn that can see the message is the next one.
+    db.execute(
+        "INSERT INTO messages (task_id, user, text, kind, before_seq, event_id, at)"
+        " SELECT ?, ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM turns WHERE task_id=?",
+        (c.task_id, m.user, m.text, m.kind, m.event_id, c.now, c.task_id),
+    )
+
+
+def _answer_escalation(db: sqlite3.Connection, c: Change) -> None:
+    if c.answer is None:
+        return
+    cursor = db.execute(
+        "UPDATE escalations SET status='answered', answer=?, answered_by=?, answered_at=?"
+        " WHERE id=? AND task_id=? AND status='open'",
+        (c.answer.answer, c.answer.user, c.now, c.answer.escalation_id, c.task_id),
+    )
+    if cursor.rowcount != 1:
+        raise Abort  # answered or closed meanwhile: a stale answer changes nothing
+
+
+def _open_escalation(db: sqlite3.Connection, c: Change) -> None:
+    """The question for the people, and its post (which names the new escalation's id)."""
+    if c.escalation is None:
+        return
+    e = c.escalation
+    cursor = db.execute(
+        "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
+        " VALUES (?,?,?,?,?,?)",
+        (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
+    )
+    enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
 
 
 @dataclass(frozen=True)

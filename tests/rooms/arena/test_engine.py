@@ -4,10 +4,14 @@ workspace with every section, a silent expert, and a reported failure."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from rooms.arena.synthesis import SECTIONS
 from rooms.base.model import AgentConfig, GroupPolicy
@@ -195,3 +199,35 @@ async def test_the_arenas_actors_run_the_deliberation_agent_and_the_pairs_arbite
         assert (arbiter.spec.agent, arbiter.spec.request.model) == ("claude", "arbiter-model")
         (owner,) = kit.runner.calls_for("owner")
         assert (owner.spec.agent, owner.spec.request.model) == ("claude", None)
+
+
+async def test_the_record_and_the_synthesis_are_written_atomically_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both files take their name in one step (rename or link of a finished temporary file, in
+    rooms/work/files.py), in a worker thread: a slow disk does not stall the engine's loop."""
+    renamed: list[tuple[str, threading.Thread]] = []
+    real_replace, real_link = os.replace, os.link
+
+    def replace(src: Any, dst: Any, **kw: Any) -> None:
+        renamed.append((str(dst), threading.current_thread()))
+        real_replace(src, dst, **kw)
+
+    def link(src: Any, dst: Any, **kw: Any) -> None:
+        renamed.append((str(dst), threading.current_thread()))
+        real_link(src, dst, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "link", link)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    policy = GroupPolicy(name="g", workspace=str(workspace), approvers=frozenset({"boss"}))
+    async with engine_kit(tmp_path, policy=policy, runner=arena_runner(converging)) as kit:
+        await kit.say(QUESTION)
+        await kit.settle(60)
+        assert (await kit.task()).status == CLOSED
+    (record,) = (tmp_path / "data" / "decisions").iterdir()
+    (saved,) = (workspace / "docs" / "arena").iterdir()
+    ours = {dst: thread for dst, thread in renamed if dst in (str(record), str(saved))}
+    assert set(ours) == {str(record), str(saved)}
+    assert threading.main_thread() not in ours.values()

@@ -1,5 +1,7 @@
-"""EditPacer (bot/discord/edits.py): at most one edit of a message per interval, the latest text
-winning; progress edits never wait; an edit from the outbox is never dropped and raises."""
+"""EditPacer (bot/edit_pacer.py), the one pacer of both platforms: at most one edit of a message
+per interval, the latest text winning; progress edits never wait; an edit from the outbox, and a
+progress message's final edit, is never dropped and raises. The Slack adapter's pacing through a
+fake Slack is in tests/bot/slack/test_edits.py."""
 
 from __future__ import annotations
 
@@ -9,14 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.discord.edits import EditPacer
+from bot.edit_pacer import EditPacer
 from rooms.base.model import Outbound, RoomRef
+from tests.bot.slack.kit import ManualClock
 
 ROOM = RoomRef("discord", "1", "2")
 
 
-def edit(text: str, *, outbox_id: int = 0, of: str = "b:9") -> Outbound:
-    return Outbound(ROOM, text, edit_of=of, outbox_id=outbox_id)
+def edit(text: str, *, outbox_id: int = 0, of: str = "b:9", final: bool = False) -> Outbound:
+    return Outbound(ROOM, text, edit_of=of, outbox_id=outbox_id, final=final)
 
 
 class Recorder:
@@ -73,8 +76,34 @@ async def test_an_outbox_edit_waits_its_turn_supersedes_progress_and_raises() ->
 async def test_a_message_just_posted_waits_before_its_first_edit() -> None:
     sent = Recorder()
     pacer = EditPacer(sent, interval=0.1)
-    pacer.posted("b:9")
+    pacer.posted("1", "b:9")
     await pacer.edit(edit("first edit"))
     assert sent.sent == []
     await pacer.drain()
     assert sent.sent == ["first edit"]
+
+
+async def test_a_final_edit_waits_its_turn_and_survives_a_close() -> None:
+    """A progress message's last edit is not best effort: closing the pacer (what a stop does)
+    cancels the waiting progress edit it replaced, not the final one."""
+    clock = ManualClock()
+    sent = Recorder()
+    pacer = EditPacer(sent, clock, interval=1.0)
+    pacer.posted("1", "b:9")
+    await pacer.edit(edit("⏳ step 1"))  # within the interval: waits
+    final = asyncio.create_task(pacer.edit(edit("finished", final=True)))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    await pacer.close()
+    await clock.advance(1.0)
+    await final
+    assert sent.sent == ["finished"]
+
+
+async def test_edits_of_the_same_id_in_two_channels_are_paced_apart() -> None:
+    sent = Recorder()
+    pacer = EditPacer(sent, ManualClock(), interval=1.0)
+    pacer.posted("1", "b:9")  # channel 1's message; channel 2's message of the same id is not
+    await pacer.edit(Outbound(RoomRef("slack", "2", "t"), "other channel", edit_of="b:9"))
+    assert sent.sent == ["other channel"]
+    await pacer.close()
