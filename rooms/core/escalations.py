@@ -74,9 +74,15 @@ def wording(table: StateTable, *, kind: str = "", choices: bool = False) -> Word
     does: list[str] = []  # "Approve lets …"
     replies: dict[str, str] = {}
     if choices:
-        goes = f"the {answer} continues with it" if answer else "it is kept and closes the task"
-        to_do.append(f"choose an option (its button, or `choose N`) and {goes}")
-        does.append(f"a chosen option's text is the answer: {goes}")
+        goes = (
+            f"let the {answer} continue with it" if answer else "keep it on the task and close it"
+        )
+        to_do.append(f"choose an option (its button, or `choose N`) to {goes}")
+        does.append(
+            f"a chosen option lets the {answer} continue with it"
+            if answer
+            else "a chosen option is kept on the task and closes it"
+        )
         replies["choose"] = (
             f"{{user}} chose an option; the {answer} continues with task #{{task}}."
             if answer
