@@ -143,7 +143,7 @@ class ConsoleRoom:
                 self.platform.write(f"unknown command {text.split()[0]}; /help lists them")
                 return True
             return await command()
-        if text.isdigit() and await self._offers_options():
+        if text.isdecimal() and await self._offers_options():
             text = f"choose {text}"  # the numbered list's answer: the engine checks the number
         room = await self._room_for_message()
         await self.engine.handle(self._inbound(room, text=text))

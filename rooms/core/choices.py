@@ -76,4 +76,4 @@ def out_of_range(user: str, escalation_id: int, option: int, count: int) -> str:
 def parse_number(text: str) -> int | None:
     """The option number of `choose 2` / a bare `2`; None for anything else."""
     word = text.strip().rstrip(".")
-    return int(word) if word.isdigit() and len(word) <= 3 else None
+    return int(word) if word.isdecimal() and len(word) <= 3 else None  # not "²": int() fails

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bot.discord.buttons import TEMPLATE, UNKNOWN
 from bot.settings import Settings
 from tests.bot.discord.kit import (
     assert_one_decision_card,
@@ -102,3 +103,20 @@ async def test_an_option_the_question_does_not_offer_is_refused(
         assert (await s.task()).status == "waiting_human"
         [escalation] = await s.app.store.escalations(1)
         assert escalation.status == "open"
+
+
+@pytest.mark.parametrize(
+    ("custom_id", "ours", "unknown"),
+    [
+        ("tribunal:choose:42.2", True, False),
+        ("tribunal:approve:42", True, False),
+        ("tribunal:reject:42", True, False),
+        ("tribunal:choose:42", False, True),  # a choice names its option
+        ("tribunal:approve:42.1", False, True),  # Approve names none
+        ("tribunal:choose:42.2.1", False, True),
+        ("tribunal:choose:x.1", False, True),
+    ],
+)
+def test_the_button_templates_split_our_ids(custom_id: str, ours: bool, unknown: bool) -> None:
+    assert bool(TEMPLATE.fullmatch(custom_id)) is ours
+    assert bool(UNKNOWN.fullmatch(custom_id)) is unknown
