@@ -16,7 +16,7 @@ from rooms.base.model import Action, Outbound
 from rooms.judge.quoting import visible
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-COMMAND_OF_ACTION = {"approve": "/approve", "reject": "/reject"}
+COMMAND_OF_ACTION = {"approve": "/approve", "reject": "/reject", "choose": "/choose"}
 
 
 def label(persona: str) -> str:
@@ -47,19 +47,24 @@ def labelled(persona: str, text: str, *, indent: str = "  ") -> str:
 
 def answer_hint(actions: tuple[Action, ...]) -> str:
     """How to answer an escalation in the console: its buttons as commands, or a reply."""
-    choices = [
-        f"{COMMAND_OF_ACTION[a.action]} ({a.label})"
-        for a in actions
-        if a.action in COMMAND_OF_ACTION
-    ]
+    choices = [_command(a) for a in actions if a.action in COMMAND_OF_ACTION]
     return "  answer: " + " · ".join([*choices, "or type a reply"])
 
 
+def _command(action: Action) -> str:
+    """A button as what to type: `/reject (Reject)`; an option as its number, `2 (2. mock)`."""
+    if action.action == "choose":
+        number = action.value.rpartition(".")[2]
+        return f"{number} or /choose {number} ({action.label})"
+    return f"{COMMAND_OF_ACTION[action.action]} ({action.label})"
+
+
 def escalation_id(actions: tuple[Action, ...]) -> str | None:
-    """The escalation the buttons answer (their value), or None for a message without any."""
+    """The escalation the buttons answer (their value; a choice's before its option number),
+    or None for a message without any."""
     for action in actions:
         if action.action in COMMAND_OF_ACTION:
-            return action.value
+            return action.value.partition(".")[0]
     return None
 
 

@@ -5,7 +5,8 @@ group, and event ids seen before (the event is recorded in the same transaction 
 A mention in a room without an open task opens one, within the group's caps on open tasks
 (rooms/base/open_caps.py: past one, a private answer and no task). Commands are the first word after
 the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
-no open question and more text, the message is treated as ordinary text), `arbitrate [now] [what to
+no open question and more text, the message is treated as ordinary text), `choose N` (pick option
+N of the open escalation, as its button does: rooms/core/choices.py), `arbitrate [now] [what to
 look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a room with
 an open task is a human message for the next prompt; while the task waits for a person, an
 approver's message is the answer and anyone else gets a clear refusal. At a ceiling only an explicit
@@ -23,7 +24,8 @@ from rooms.base.machine import DEFAULT_PROTOCOL
 from rooms.base.model import GroupPolicy, Inbound, Summon, Task
 from rooms.base.open_caps import CapReached
 from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
-from rooms.base.words import STOP, WAITING_HUMAN
+from rooms.base.words import CHOOSE, STOP, WAITING_HUMAN
+from rooms.core.choices import chosen, out_of_range, parse_choice, parse_number
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 from rooms.core.escalations import (
@@ -55,7 +57,8 @@ def help_text(policy: GroupPolicy) -> str:
     deliberations = f" {openers} open a deliberation." if openers else ""
     return (
         f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
-        "it, `status` shows where it is, `approve` / `reject` answer an open question, "
+        "it, `status` shows where it is, `approve` / `reject` answer an open question, `choose N` "
+        "picks its option N, "
         "`arbitrate [what to look at]` calls the arbiter once the running turn ends (`arbitrate "
         "now` stops that turn); anything else you write reaches the agents' next turn."
         + deliberations
@@ -124,7 +127,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
     escalation = await store.open_escalation(task.id) if task else None
     if command in ("stop", "status", "help") and after:
         command = None  # "stop the server crashing" is a task or a message, not a command
-    if command in ("approve", "reject") and escalation is None and after:
+    if command in ("approve", "reject", CHOOSE) and escalation is None and after:
         command = None
     rest = after if command else whole
 
@@ -141,6 +144,16 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
             text = f"Only an approver or the person who opened task #{task.id} can stop it."
             return await _reply(ctx, inbound, policy, text, private=True)
         return await _stop(ctx, inbound, task, cancel)
+    if command == CHOOSE:
+        if task is None or escalation is None or task.status != WAITING_HUMAN:
+            return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
+        if not may_answer(policy, user, inbound.roles):
+            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
+        number = parse_number(after)
+        if number is None:
+            text = f"{user}: write `choose` and the option's number, e.g. `choose 1`."
+            return await _reply(ctx, inbound, policy, text, private=True)
+        return await _choose(ctx, inbound, policy, task, escalation, number)
     if command in ("approve", "reject"):
         if task is None or escalation is None or task.status != WAITING_HUMAN:
             return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
@@ -362,20 +375,27 @@ def unknown_action(action: str | None) -> str:
     a forged payload's): nothing changed, and how to answer instead."""
     shown = inline_quote(action or "", 40)
     return (
-        f"That button ({shown}) is not one I know, so nothing was changed. Use the Approve or "
-        "Reject button on the question's latest card, or reply `approve` / `reject` in the thread."
+        f"That button ({shown}) is not one I know, so nothing was changed. Use a button on the "
+        "question's latest card, or reply `approve` / `reject` / `choose N` in the thread."
     )
 
 
 async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     store, user = ctx.store, inbound.user
     value = inbound.action_value or ""
-    if inbound.action not in ("approve", "reject"):
+    if inbound.action not in ("approve", "reject", CHOOSE):
         return await _reply(ctx, inbound, policy, unknown_action(inbound.action), private=True)
     if not may_answer(policy, user, inbound.roles):
         return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
-    # A button's value is an escalation id we wrote; anything else (a tampered payload) is stale.
-    escalation = await store.escalation(int(value)) if _ESCALATION_ID.fullmatch(value) else None
+    # A button's value is an escalation id we wrote (with the option's number, for a choice);
+    # anything else (a tampered payload) is stale.
+    option = 0
+    if inbound.action == CHOOSE:
+        parsed = parse_choice(value)
+        wanted, option = parsed if parsed else (None, 0)
+    else:
+        wanted = int(value) if _ESCALATION_ID.fullmatch(value) else None
+    escalation = await store.escalation(wanted) if wanted is not None else None
     task = await store.task(escalation.task_id) if escalation else None
     if (
         escalation is None
@@ -385,6 +405,8 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         or task.room != inbound.room.key
     ):
         return await _reply(ctx, inbound, policy, stale_reply(value), private=True)
+    if inbound.action == CHOOSE:
+        return await _choose(ctx, inbound, policy, task, escalation, option)
     kind: Answer = "approve" if inbound.action == "approve" else "reject"
     applied = await answer(
         ctx,
@@ -397,5 +419,37 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         event_id=inbound.event_id or None,
     )
     if applied is not None and kind == "approve":
+        ctx.spawn(task.id)
+    return applied is not None
+
+
+async def _choose(
+    ctx: Ctx,
+    inbound: Inbound,
+    policy: GroupPolicy,
+    task: Task,
+    escalation: Escalation,
+    option: int,
+) -> bool:
+    """An approver picked option `option` of the open `escalation` (a button or `choose N`):
+    the owner is sent that option's stored text, never the button's label; a number the
+    question does not offer changes nothing and is answered privately."""
+    text = chosen(escalation.options, option)
+    if text is None:
+        why = out_of_range(inbound.user, escalation.id, option, len(escalation.options))
+        return await _reply(ctx, inbound, policy, why, private=True)
+    applied = await answer(
+        ctx,
+        task,
+        escalation,
+        inbound.room,
+        table=protocol_for(task.protocol).table,
+        user=inbound.user,
+        kind="choose",
+        text=text,
+        option=option,
+        event_id=inbound.event_id or None,
+    )
+    if applied is not None:
         ctx.spawn(task.id)
     return applied is not None

@@ -1,15 +1,17 @@
 """The console room's input side: typed lines in, `Inbound` events and commands to the engine.
 
 Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands: /approve, /reject
-(answer the open escalation), /stop, /status, /arbitrate [now] [note] (read by the engine's
-own command parser, as a mention on Slack or Discord is), /help, /quit; /debate, /resolve and
-/arena (or the bare words) open a deliberation protocol's task; any other line is a
-message (the task, when no task is open; an answer, when the task waits for you). At end of input
-the room waits until the engine is idle (done, or waiting for a person), then ends.
+(answer the open escalation), /choose N or the bare number N (pick option N of an open question
+that offers options; the engine's own `choose` command, so the engine checks the number), /stop,
+/status, /arbitrate [now] [note] (read by the engine's own command parser, as a mention on Slack
+or Discord is), /help, /quit; /debate, /resolve and /arena (or the bare words) open a
+deliberation protocol's task; any other line is a message (the task, when no task is open; an
+answer, when the task waits for you). At end of input the room waits until the engine is idle
+(done, or waiting for a person), then ends.
 
 Lockstep: when stdin is not a terminal, each line is handled only after the engine went idle
-after the previous one, so a script like "task / /approve" answers the escalation the task
-raises rather than racing it. On a terminal you can type while the agents work (e.g. /stop).
+after the previous one, so a script like "task / /approve" answers the escalation the task raises
+rather than racing it. On a terminal you can type while the agents work (e.g. /stop).
 
 The room talks to the engine only (`EngineLike`), never to the store.
 """
@@ -34,6 +36,7 @@ CHANNEL = "local"
 # the protocols' lines come from the registry, as each declares itself.
 _COMMANDS = [
     ("/approve, /reject", "answer the open escalation"),
+    ("/choose N, or N", "pick option N of the open question"),
     ("/stop", "close the task"),
     ("/status", "where the task is"),
     ("/arbitrate [now] [what to look at]", "call the arbiter"),
@@ -59,7 +62,7 @@ HELP = _help()
 
 # Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
 # hands the whole line over, so every platform shares one parser.
-ENGINE_COMMANDS = ("/arbitrate",)
+ENGINE_COMMANDS = ("/arbitrate", "/choose")
 
 
 class EngineLike(Protocol):
@@ -140,9 +143,17 @@ class ConsoleRoom:
                 self.platform.write(f"unknown command {text.split()[0]}; /help lists them")
                 return True
             return await command()
+        if text.isdecimal() and await self._offers_options():
+            text = f"choose {text}"  # the numbered list's answer: the engine checks the number
         room = await self._room_for_message()
         await self.engine.handle(self._inbound(room, text=text))
         return True
+
+    async def _offers_options(self) -> bool:
+        """A bare number picks an option only while this room's open question offers some; on
+        any other question (or none) it is a message like any other."""
+        escalation = await self.engine.open_escalation(self.room) if self.room else None
+        return escalation is not None and bool(escalation.options)
 
     async def _answer(self, action: str) -> bool:
         escalation = self.platform.latest_escalation or await self._open_escalation()

@@ -1,10 +1,11 @@
 """Answer buttons that keep working after a restart (discord.py `DynamicItem`).
 
 The custom id carries what the button does and which escalation it answers
-(`tribunal:approve:42`), so one class registered at start-up serves every card ever posted, by
-this process or an earlier one: no view has to be kept in memory. A custom id that does not
-match the template is not ours and discord.py ignores it; one that matches but names an
-escalation that is not open is answered as stale by the engine.
+(`tribunal:approve:42`; a choice also the option's number, `tribunal:choose:42.2`), so one class
+registered at start-up serves every card ever posted, by this process or an earlier one: no view
+has to be kept in memory. A custom id that does not match the template is not ours and discord.py
+ignores it; one that matches but names an escalation that is not open is answered as stale by the
+engine.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ from rooms.base.model import Action
 from rooms.commands import unknown_action
 
 PREFIX = "tribunal"
-TEMPLATE = re.compile(rf"{PREFIX}:(?P<action>approve|reject):(?P<value>[0-9]{{1,18}})")
+_OURS = r"(?:approve|reject):[0-9]{1,18}|choose:[0-9]{1,18}\.[0-9]{1,3}"
+TEMPLATE = re.compile(
+    rf"{PREFIX}:(?=(?:{_OURS})$)(?P<action>approve|reject|choose):(?P<value>[0-9.]+)"
+)
 # Every other custom id of ours (an older card's button, a forged one): answered, not ignored
 # (Discord would show the clicker "This interaction failed" and nothing else).
-UNKNOWN = re.compile(
-    rf"{PREFIX}:(?!(?:approve|reject):[0-9]{{1,18}}$)(?P<action>[^:]*)(?::(?P<value>.*))?"
-)
+UNKNOWN = re.compile(rf"{PREFIX}:(?!(?:{_OURS})$)(?P<action>[^:]*)(?::(?P<value>.*))?")
 _STYLES = {
     "approve": discord.ButtonStyle.success,
     "reject": discord.ButtonStyle.danger,
+    "choose": discord.ButtonStyle.primary,
 }
 
 # What a click becomes: the adapter's handler (set on the client), called with the interaction,
@@ -103,7 +106,8 @@ _NO_PINGS = discord.AllowedMentions.none()
 
 
 def decision_view(actions: tuple[Action, ...]) -> discord.ui.View | None:
-    """The buttons of an escalation card (approve / reject), or None when it has none."""
+    """The buttons of an escalation card (approve or one per option, and reject), or None when
+    it has none."""
     buttons = [a for a in actions if TEMPLATE.fullmatch(custom_id(a.action, a.value))]
     if not buttons:
         return None

@@ -13,9 +13,12 @@ from typing import Any
 from bot.render import file_note, long_text_parts, split_text
 from bot.slack.text import escape, to_mrkdwn
 from rooms.base.model import Action, Card, Outbound
-from rooms.base.words import ARBITER, OWNER, REVIEWER
+from rooms.base.words import ARBITER, CHOOSE, OWNER, REVIEWER
 
 ACTION_PREFIX = "tribunal_"  # action_id of our buttons: tribunal_approve, tribunal_reject, …
+# Slack wants each action_id unique in its block: the second and later buttons of one action
+# (one per option) get `.n` after it, which bot/slack/inbound.py drops; the value says which.
+ACTION_SUFFIX = "."
 PIECE_LIMIT = 3000  # characters of plain text per posted message (one section's worth)
 MAX_PIECES = 4  # a longer text is posted as its opening piece plus the whole text as a file
 SECTION_LIMIT = 3000
@@ -77,10 +80,13 @@ def buttons(actions: tuple[Action, ...]) -> list[dict[str, Any]]:
     if not actions:
         return []
     elements = []
+    seen: dict[str, int] = {}
     for action in actions[:25]:
+        n = seen[action.action] = seen.get(action.action, 0) + 1
+        suffix = f"{ACTION_SUFFIX}{n}" if n > 1 else ""
         button: dict[str, Any] = {
             "type": "button",
-            "action_id": ACTION_PREFIX + action.action,
+            "action_id": ACTION_PREFIX + action.action + suffix,
             "text": {"type": "plain_text", "text": _clip(action.label, BUTTON_TEXT_LIMIT)},
             "value": action.value[:BUTTON_VALUE_LIMIT],
         }
@@ -90,7 +96,7 @@ def buttons(actions: tuple[Action, ...]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [
         {"type": "actions", "block_id": "tribunal_actions", "elements": elements}
     ]
-    if any(a.action == "approve" for a in actions):
+    if any(a.action in ("approve", CHOOSE) for a in actions):
         blocks.append(context("…or reply in this thread."))
     return blocks
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.slack.blocks import ACTION_PREFIX
+from bot.slack.blocks import ACTION_PREFIX, ACTION_SUFFIX
 from bot.slack.text import mentions_of, to_plain
 from rooms.base.model import Inbound, RoomRef
 
@@ -70,6 +70,6 @@ def action_inbound(body: dict[str, Any]) -> Inbound | None:
         room=RoomRef(PLATFORM, channel, thread),
         user=user,
         event_id=f"slack:action:{channel}:{user}:{clicked}",
-        action=action_id.removeprefix(ACTION_PREFIX),
+        action=action_id.removeprefix(ACTION_PREFIX).partition(ACTION_SUFFIX)[0],
         action_value=value if isinstance(value, str) else "",
     )

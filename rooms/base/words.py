@@ -80,6 +80,9 @@ STOP: Final = "stop"
 ANSWER: Final = "answer"
 APPROVE: Final = "approve"
 REJECT: Final = "reject"
+# A person picks one of an escalation's options (rooms.core.choices): a button and a command, not
+# an event of its own; the table sees it as an ANSWER carrying the option's text.
+CHOOSE: Final = "choose"
 # A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
 # lets people call its judge there; the store keeps the request only where the table allows it.
 SUMMONED: Final = "summoned"

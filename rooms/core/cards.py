@@ -11,7 +11,13 @@ from datetime import UTC, datetime
 from rooms.base.model import Card, Ruling
 from rooms.base.records import Escalation
 
-_DECIDED = {"approve": "✅ Approved", "reject": "❌ Rejected", "answer": "💬 Answered"}
+_DECIDED = {
+    "approve": "✅ Approved",
+    "reject": "❌ Rejected",
+    "answer": "💬 Answered",
+    "choose": "🔘 Chosen",
+}
+_HEADING = {"answer": "Answer", "choose": "Choice"}
 
 
 def numbered(options: Sequence[str]) -> str:
@@ -65,7 +71,7 @@ def decided_card(escalation: Escalation, *, user: str, kind: str, text: str, at:
     if escalation.options:
         sections.append(("Options", numbered(escalation.options)))
     if text:
-        sections.append(("Answer" if kind == "answer" else "Comment", text))
+        sections.append((_HEADING.get(kind, "Comment"), text))
     when = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
     return Card(
         kind="decided",

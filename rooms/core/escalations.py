@@ -1,6 +1,9 @@
 """Questions to the humans (DESIGN §2, §3): asking one, and taking an answer to it.
 
-An escalation is announced with Approve/Reject buttons whose value is its id. Only approvers
+An escalation is announced with buttons: a yes/no question (no options) with Approve/Reject, whose
+value is its id; a question with options with one button per option plus Reject
+(rooms.core.choices: the value binds the option's number to the escalation), and a choice sends
+the option's stored text on as the answer. Only approvers
 decide: a group with no approvers configured has nobody who may decide, and says so (its people
 can still `stop` the task); text in the room can never make someone an approver. What each
 answer does is the protocol's (its table's moves from `waiting_human`), and the room is told in
@@ -27,10 +30,11 @@ from rooms.base.records import (
 )
 from rooms.base.words import ANSWER, APPROVE, CEILING, CLOSED, REJECT, WAITING_HUMAN
 from rooms.core.cards import decided_card, escalation_card
+from rooms.core.choices import choice_actions, recorded
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
 
-Answer = Literal["approve", "reject", "answer"]
+Answer = Literal["approve", "reject", "answer", "choose"]
 
 
 @dataclass(frozen=True)
@@ -49,12 +53,13 @@ class Wording:
         return template.format(user=user, task=task_id)  # only our templates are formatted
 
 
-def wording(table: StateTable, *, kind: str = "") -> Wording:
+def wording(table: StateTable, *, kind: str = "", choices: bool = False) -> Wording:
     """The words for `table`'s moves from `waiting_human`: to an open status, its actor goes on
     ("the owner continues"); to `closed`, the task ends here. A move the table lacks is not
     offered in words (the store would refuse it). `kind`: the escalation's; at a ceiling that
     a written answer would not end, the answer is a note and the task keeps waiting
-    (`needs_approval`)."""
+    (`needs_approval`). `choices`: the question offers options (`offers_choices`), so a choice
+    takes Approve's place in the words."""
     moves = table.transitions.get(WAITING_HUMAN, {})
 
     def goes_on(event: str) -> str | None:
@@ -68,7 +73,22 @@ def wording(table: StateTable, *, kind: str = "") -> Wording:
     to_do: list[str] = []  # "Approve to …"
     does: list[str] = []  # "Approve lets …"
     replies: dict[str, str] = {}
-    if approve:
+    if choices:
+        goes = (
+            f"let the {answer} continue with it" if answer else "keep it on the task and close it"
+        )
+        to_do.append(f"choose an option (its button, or `choose N`) to {goes}")
+        does.append(
+            f"a chosen option lets the {answer} continue with it"
+            if answer
+            else "a chosen option is kept on the task and closes it"
+        )
+        replies["choose"] = (
+            f"{{user}} chose an option; the {answer} continues with task #{{task}}."
+            if answer
+            else "Task #{task} closed: {user} chose an option (kept on the task)."
+        )
+    elif approve:
         to_do.append(f"Approve to let the {approve} continue")
         does.append(f"Approve lets the {approve} continue")
         replies["approve"] = f"{{user}} approved; the {approve} continues with task #{{task}}."
@@ -99,7 +119,7 @@ def wording(table: StateTable, *, kind: str = "") -> Wording:
     ends = all(goes_on(e) in ("", None) for e in (APPROVE, REJECT, ANSWER))
     after = f" Nothing more runs in this {table.protocol}." if ends else ""
     return Wording(
-        instruction=_listed(to_do) + "." + after if to_do else after.strip(),
+        instruction=_capital(_listed(to_do)) + "." + after if to_do else after.strip(),
         footer=", ".join(does) + "." + after if does else after.strip(),
         replies=replies,
     )
@@ -120,6 +140,18 @@ def noted_reply(user: str, task_id: int) -> str:
         f"{user}: noted on task #{task_id}; it still waits at its ceiling. Approve (the button, "
         "or `approve`) grants another budget of the same size; Reject (or `reject`) closes it."
     )
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def offers_choices(kind: str, options: tuple[str, ...], table: StateTable) -> bool:
+    """One button per option only where a choice can be taken as the answer: the table has a
+    move for an answer from `waiting_human`, and the question is not a ceiling's (which only an
+    explicit approval settles)."""
+    has_answer = ANSWER in table.transitions.get(WAITING_HUMAN, {})
+    return bool(options) and has_answer and not needs_approval(kind, table)
 
 
 def _listed(parts: list[str]) -> str:
@@ -144,7 +176,8 @@ def ask(
     """`table`: the task's protocol's, which says what each answer does (`wording`).
     `show_reason=False`: the reason is stored, not posted again (it was just posted, as the
     arbiter's ruling is)."""
-    words = wording(table, kind=kind)
+    choices = offers_choices(kind, options, table)
+    words = wording(table, kind=kind, choices=choices)
 
     def post(escalation_id: int) -> OutboxDraft:
         lines = [f"❓ Task #{task.id} needs a decision: {question}"]
@@ -155,15 +188,16 @@ def ask(
             lines += [f"{n}. {option}" for n, option in enumerate(options, 1)]
         lines.append(f"{words.instruction} {_who(policy)}")
         value = str(escalation_id)
+        if choices:  # a choice: one button per option; Approve would say nothing of which
+            first: tuple[Action, ...] = choice_actions(escalation_id, options)
+        else:
+            first = (Action("approve", "Approve", value, "primary"),)
         return OutboxDraft(
             key=card_key(escalation_id),
             room=room,
             text="\n".join(lines),
             card=escalation_card(task.id, question, reason, options, words.footer, _who(policy)),
-            actions=(
-                Action("approve", "Approve", value, "primary"),
-                Action("reject", "Reject", value, "danger"),
-            ),
+            actions=(*first, Action("reject", "Reject", value, "danger")),
         )
 
     return EscalationDraft(kind, question, options, reason, post)
@@ -203,12 +237,18 @@ async def answer(
     kind: Answer,
     text: str = "",
     event_id: str | None = None,
+    option: int = 0,
 ) -> Task | None:
     """Apply an approver's answer; None when it lost a race (the caller re-reads and retries).
-    `table`: the task's protocol's, whose words the reply uses."""
-    words = wording(table)
-    comment = f" ({text})" if text and kind != "answer" else ""
-    if kind == "reject":
+    `table`: the task's protocol's, whose words the reply uses. `kind="choose"`: `option` is
+    the chosen option's number and `text` its stored words, which the owner's prompt carries."""
+    words = wording(table, choices=kind == "choose")
+    comment = f" ({text})" if text and kind not in ("answer", "choose") else ""
+    stored = kind if kind in ("approve", "reject") else text
+    if kind == "choose":
+        event, said = ANSWER, f'chose option {option} of "{escalation.question}": {text}'
+        stored = recorded(option, text)
+    elif kind == "reject":
         event, said = REJECT, f"rejected: {escalation.question}{comment}"
     elif kind == "approve":
         event, said = APPROVE, f"approved: {escalation.question}{comment}"
@@ -222,7 +262,7 @@ async def answer(
             expect_version=task.version,
             event=event,
             event_id=event_id,
-            answer=AnswerDraft(escalation.id, kind if kind != "answer" else text, user),
+            answer=AnswerDraft(escalation.id, stored, user),
             message=MessageDraft(user, said, kind="answer", event_id=event_id),
             rounds="reset",
             grant=escalation.kind == CEILING and kind == "approve",  # only explicitly
@@ -231,7 +271,13 @@ async def answer(
                     f"answer:{escalation.id}",
                     room,
                     reply,
-                    card=decided_card(escalation, user=user, kind=kind, text=text, at=ctx.now()),
+                    card=decided_card(
+                        escalation,
+                        user=user,
+                        kind=kind,
+                        text=recorded(option, text) if kind == "choose" else text,
+                        at=ctx.now(),
+                    ),
                 )
             ],
         )

@@ -119,7 +119,7 @@ async def test_task_escalation_approve_continues_to_the_end(
             "reviewer": ["APPROVED\nlooks right"],
         }
     )
-    out = await run_console(settings, runner, ["fix the flaky login test", "/approve"], pipes)
+    out = await run_console(settings, runner, ["fix the flaky login test", "1"], pipes)
 
     order(
         out,
@@ -128,7 +128,11 @@ async def test_task_escalation_approve_continues_to_the_end(
         "I need the staging password",
         "[arbiter]",
         "May it use the test one?",
-        "answer: /approve (",
+        "1. yes, the test one",
+        "2. no, stop",
+        "answer: 1 or /choose 1 (1. yes, the test one) · 2 or /choose 2 (2. no, stop) · "
+        "/reject (Reject) · or type a reply",
+        "alice chose an option; the owner continues",
         "[owner] DONE",
         "used the test password",
         "[reviewer] APPROVED",
@@ -145,7 +149,7 @@ async def test_eof_while_waiting_for_a_person_leaves_the_task_waiting(
 ) -> None:
     runner = ScriptedRunner({"owner": ["BLOCKED\nneed a decision"], "arbiter": [ESCALATE]})
     out = await run_console(settings, runner, ["migrate the database"], pipes)
-    assert "answer: /approve" in out
+    assert "answer: 1 or /choose 1" in out
     assert await stored_tasks(settings) == ("waiting_human", 1)
 
 

@@ -81,14 +81,21 @@ OWNERLESS = (
     "close the task, or reply here with an answer, which is kept on the task and closes it too. "
     "Nothing more runs in this {name}."
 )
+# A question with options offers a choice in Approve's place (rooms/core/choices.py).
+OWNERLESS_CHOICE = (
+    "Choose an option (its button, or `choose N`) to keep it on the task and close it, Reject to "
+    "turn it down and close the task, or reply here with an answer, which is kept on the task and "
+    "closes it too. Nothing more runs in this {name}."
+)
 
 
-def asked_without_an_owner(out: str, name: str) -> None:
-    assert OWNERLESS.format(name=name) in " ".join(out.split())
+def asked_without_an_owner(out: str, name: str, *, choice: bool = False) -> None:
+    expected = OWNERLESS_CHOICE if choice else OWNERLESS
+    assert expected.format(name=name) in " ".join(out.split())
     assert "the owner" not in out  # (a persona may be a product-owner)
 
 
-async def test_a_resolve_without_a_winner_says_approve_closes_it(
+async def test_a_resolve_without_a_winner_says_a_choice_closes_it(
     settings: Settings, pipes: list[Pipe]
 ) -> None:
     same = scripts.test("T1", A="PASS", B="PASS")
@@ -101,9 +108,11 @@ async def test_a_resolve_without_a_winner_says_approve_closes_it(
             ],
         }
     )
-    out = await run_console(settings, runner, ["/resolve does parse() drop it?", "/approve"], pipes)
-    asked_without_an_owner(out, "resolve")
-    assert "Task #1 closed: alice approved." in out
+    out = await run_console(
+        settings, runner, ["/resolve does parse() drop it?", "/choose 1"], pipes
+    )
+    asked_without_an_owner(out, "resolve", choice=True)
+    assert "Task #1 closed: alice chose an option (kept on the task)." in out
     assert await stored_tasks(settings) == ("closed", 1)
 
 
@@ -116,7 +125,7 @@ async def test_an_irreconcilable_debate_says_an_answer_closes_it(
     out = await run_console(
         settings, runner, ["/debate Move billing to the new queue", "keep the old queue"], pipes
     )
-    asked_without_an_owner(out, "debate")
+    asked_without_an_owner(out, "debate", choice=True)
     assert "Task #1 closed: alice answered (the answer is kept on the task)." in out
     assert len(runner.calls) == 9  # nothing ran after the answer
     assert await stored_tasks(settings) == ("closed", 1)
@@ -133,6 +142,9 @@ async def test_an_arena_at_a_ceiling_says_reject_closes_it(
         settings, runner, ["/arena Should billing move to a queue?", "/reject"], pipes
     )
     asked_without_an_owner(out, "arena")
+    # A ceiling's question is a yes/no one: Approve and Reject, no option to choose.
+    assert "answer: /approve (Approve) · /reject (Reject) · or type a reply" in out
+    assert "/choose" not in out.split("/help for commands.")[1]
     assert "Task #1 closed: alice rejected the escalation." in out
     assert await stored_tasks(settings) == ("closed", 1)
 

@@ -112,7 +112,7 @@ async def test_a_discord_click_that_fails_is_logged_with_its_task_and_answered(
             await handle(inbound)
 
         s.app.engine.handle = failing  # type: ignore[method-assign]
-        click = await fake.click(card, "tribunal:approve:1", ALICE)
+        click = await fake.click(card, "tribunal:choose:1.1", ALICE)
         await s.until(lambda: ephemeral_followups(fake))
         await s.settle()
     [answer] = ephemeral_followups(fake)
@@ -142,7 +142,7 @@ async def test_a_slack_click_that_fails_is_logged_with_its_task_and_answered(
             await handle(inbound)
 
         kit.engine.handle = failing  # type: ignore[method-assign]
-        assert await kit.click(card, "tribunal_approve", user="boss") == 200
+        assert await kit.click(card, "tribunal_choose", user="boss") == 200
         await kit.settle()
         [told] = kit.fake.ephemerals
         assert told["user"] == "boss" and told["thread_ts"] == ts

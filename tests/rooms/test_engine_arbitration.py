@@ -120,8 +120,10 @@ async def test_escalate_waits_for_a_person_with_buttons(tmp_path: Path) -> None:
         announced = kit.platform.last_actions()
         assert announced is not None
         assert "May the owner use the production key?" in announced.message.text
+        # One button per option (its number bound to the escalation), then Reject; no Approve.
         assert [(a.action, a.value) for a in announced.message.actions] == [
-            ("approve", str(esc.id)),
+            ("choose", f"{esc.id}.1"),
+            ("choose", f"{esc.id}.2"),
             ("reject", str(esc.id)),
         ]
         await kit.say("yes, use the key from the vault", user="boss", mention=False)

@@ -136,17 +136,16 @@ def ephemeral_followups(fake: FakeDiscord) -> list[str]:
     ]
 
 
-def said_approved(message: dict[str, Any], user: int) -> bool:
-    """The thread's notice that `user` approved: the engine's reply as text, or, where the
-    engine sends it as a decided card, that card (the user as a mention either way). Callers
-    leave out the question's own card, which is edited in place to say the same."""
+def said_chose(message: dict[str, Any], user: int) -> bool:
+    """The thread's notice that `user` chose one of the question's options: the engine's reply
+    as text, or the decided card; the user as a mention either way."""
     text = text_of(message)
-    reply = f"<@{user}> approved; the owner continues" in text
-    card = any(e.get("title", "").startswith("✅ Approved") for e in message.get("embeds") or [])
-    return reply or (card and f"✅ Approved by <@{user}>" in text)
+    reply = f"<@{user}> chose an option; the owner continues" in text
+    card = any(e.get("title", "").startswith("🔘 Chosen") for e in message.get("embeds") or [])
+    return reply or (card and f"🔘 Chosen by <@{user}>" in text)
 
 
-DECIDED_TITLES = ("✅ Approved", "❌ Rejected", "💬 Answered")
+DECIDED_TITLES = ("✅ Approved", "❌ Rejected", "💬 Answered", "🔘 Chosen")
 
 
 def decision_cards(fake: FakeDiscord, thread: str) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ from tests.bot.discord.kit import (
     assert_one_decision_card,
     ephemeral_followups,
     open_escalation,
-    said_approved,
+    said_chose,
     served,
     text_of,
 )
@@ -34,7 +34,7 @@ async def test_a_non_approver_gets_an_ephemeral_refusal_and_nothing_changes(
     async with served(settings, fake, pair_with_escalation()) as s:
         thread, card = await open_escalation(s)
         before = len(fake.in_channel(thread))
-        await fake.click(card, "tribunal:approve:1", BOB)
+        await fake.click(card, "tribunal:choose:1.1", BOB)
         await s.until(lambda: ephemeral_followups(fake))
         await s.settle()
         (refusal,) = ephemeral_followups(fake)
@@ -51,20 +51,18 @@ async def test_a_double_click_decides_once_and_the_second_is_stale(
     async with served(settings, fake, pair_with_escalation()) as s:
         thread, card = await open_escalation(s)
         shown = copy.deepcopy(fake.messages[card])
-        await fake.click(card, "tribunal:approve:1", ALICE)
-        await fake.click(card, "tribunal:approve:1", ALICE)  # before the card was edited
+        await fake.click(card, "tribunal:choose:1.1", ALICE)
+        await fake.click(card, "tribunal:choose:1.1", ALICE)  # before the card was edited
         await s.until(lambda: ephemeral_followups(fake))
         await s.settle()
         assert (await s.task()).status == "closed"
         (stale,) = ephemeral_followups(fake)
         assert "is stale" in stale and "Nothing was changed" in stale
         assert card_edits(fake, card) == 1
-        approvals = [
-            m for m in fake.in_channel(thread) if m["id"] != card and said_approved(m, ALICE)
-        ]
+        approvals = [m for m in fake.in_channel(thread) if m["id"] != card and said_chose(m, ALICE)]
         assert len(approvals) == 1
         assert not approvals[0]["embeds"], "the reply is text: the card is the question's"
-        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
+        assert_one_decision_card(fake, thread, card, f"Chosen by <@{ALICE}>")
         # A click on the decided card later (a client that still shows the buttons): stale too.
         await fake.click(card, "tribunal:reject:1", ALICE, seen=shown)
         await s.until(lambda: len(ephemeral_followups(fake)) == 2)
@@ -187,7 +185,7 @@ async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
 ) -> None:
     async with served(settings, fake, pair_with_escalation()) as s:
         thread, card = await open_escalation(s)
-        click = await fake.click(card, "tribunal:approve:1", ALICE)
+        click = await fake.click(card, "tribunal:choose:1.1", ALICE)
         await s.until(lambda: card_edits(fake, card) == 1)
         await s.settle()
         order = [
@@ -233,7 +231,7 @@ async def test_a_decided_row_handed_again_draws_the_same_card_and_posts_nothing_
     reply is not posted twice (the outbox id is the post's enforced nonce)."""
     async with served(settings, fake, pair_with_escalation()) as s:
         thread, card = await open_escalation(s)
-        await fake.click(card, "tribunal:approve:1", ALICE)
+        await fake.click(card, "tribunal:choose:1.1", ALICE)
         await s.until(lambda: card_edits(fake, card) == 1)
         await s.settle()
         (row,) = [r for r in await s.app.store.outbox() if r.key == "answer:1"]
@@ -249,4 +247,4 @@ async def test_a_decided_row_handed_again_draws_the_same_card_and_posts_nothing_
         assert await s.adapter.deliver(again) == row.message_id  # the same reply, by its nonce
         assert card_edits(fake, card) == 2 and fake.messages[card]["embeds"] == shown["embeds"]
         assert len(fake.in_channel(thread)) == posts
-        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
+        assert_one_decision_card(fake, thread, card, f"Chosen by <@{ALICE}>")

@@ -9,7 +9,7 @@ it, the real engine and store, a scripted runner."""
 from __future__ import annotations
 
 from bot.settings import Settings
-from tests.bot.discord.kit import ESCALATE, said_approved, served, text_of
+from tests.bot.discord.kit import ESCALATE, said_chose, served, text_of
 from tests.fakes.discord import ALICE, BOT_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import Reply, ScriptedRunner
 
@@ -49,10 +49,15 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
         card = next(m for m in posts if m["components"])
         assert card["author"]["id"] == str(BOT_ID)
         buttons = card["components"][0]["components"]
-        assert [b["custom_id"] for b in buttons] == ["tribunal:approve:1", "tribunal:reject:1"]
+        # One button per option and Reject: the question offers options (no Approve).
+        assert [b["custom_id"] for b in buttons] == [
+            "tribunal:choose:1.1",
+            "tribunal:choose:1.2",
+            "tribunal:reject:1",
+        ]
         assert "May it use the test one?" in text_of(card)
 
-        click = await fake.click(card["id"], "tribunal:approve:1", ALICE)
+        click = await fake.click(card["id"], "tribunal:choose:1.1", ALICE)
         deferred = await fake.wait_for(
             lambda c: c.query.get("interaction_id") == click and "callback" in c.path
         )
@@ -66,11 +71,11 @@ async def test_mention_thread_personas_ruling_escalation_click_resumes_and_close
 
         decided = fake.messages[card["id"]]
         assert decided["components"] == [], "the decided card has no buttons"
-        assert f"Approved by <@{ALICE}>" in text_of(decided)
+        assert f"Chosen by <@{ALICE}>" in text_of(decided)
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
         everything = "\n".join(text_of(m) for m in fake.in_channel(thread))
         notices = [m for m in fake.in_channel(thread) if m["id"] != card["id"]]
-        assert sum(said_approved(m, ALICE) for m in notices) == 1
+        assert sum(said_chose(m, ALICE) for m in notices) == 1
         assert f"Task opened by <@{ALICE}>" in everything
         assert "used the test password" in everything
         assert not fake.unhandled()

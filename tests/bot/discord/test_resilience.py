@@ -34,13 +34,13 @@ async def test_after_a_restart_the_open_questions_button_still_works(
     # A new process: a new adapter and engine on the same store; no view is kept anywhere.
     async with served(settings, fake, runner) as s:
         assert sum(op == "identify" for op, _ in fake.gateway_ops) == 2
-        await fake.click(card, "tribunal:approve:1", ALICE)
+        await fake.click(card, "tribunal:choose:1.1", ALICE)
         await s.until(lambda: fake.messages[card]["components"] == [])
         await s.settle()
         assert (await s.task()).status == "closed"
-        assert f"Approved by <@{ALICE}>" in text_of(fake.messages[card])
+        assert f"Chosen by <@{ALICE}>" in text_of(fake.messages[card])
         # This process never saw the card posted: the engine's record of it is what it edits.
-        assert_one_decision_card(fake, thread, card, f"Approved by <@{ALICE}>")
+        assert_one_decision_card(fake, thread, card, f"Chosen by <@{ALICE}>")
         assert ephemeral_followups(fake) == []
         assert [c.role for c in runner.calls] == ["owner", "arbiter", "owner", "reviewer", "owner"]
 

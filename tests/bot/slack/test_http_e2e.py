@@ -59,17 +59,22 @@ async def test_a_task_from_mention_to_escalation_to_approval_to_closed(tmp_path:
         assert "*Question*\nMay the owner use the production key?" in shown
         assert "1. yes\n2. no, use a mock" in shown
         assert "Decision record: `" in shown and "task-1-turn-2.md" in shown
-        # The escalation: a card with the question and its Approve / Reject buttons.
+        # The escalation: a card with the question, a button per option and Reject (no Approve:
+        # the question offers options; tests/bot/slack/test_choices.py).
         [card] = [m for m in posts if m.buttons()]
         assert card.blocks[0]["text"]["text"] == "❓ Task #1 needs a decision"
         assert card.username == "Tribunal"
         value = card.buttons()[0]["value"]
         assert "May the owner use the production key?" in card.shown()
-        assert [b["action_id"] for b in card.buttons()] == ["tribunal_approve", "tribunal_reject"]
+        assert [b["action_id"] for b in card.buttons()] == [
+            "tribunal_choose",
+            "tribunal_choose.2",
+            "tribunal_reject",
+        ]
         assert "or reply in this thread" in card.shown()
 
-        # Someone who is not an approver clicks Approve: a refusal for their eyes only.
-        assert await kit.click(card, "tribunal_approve", user="mallory") == 200
+        # Someone who is not an approver chooses: a refusal for their eyes only.
+        assert await kit.click(card, "tribunal_choose", user="mallory") == 200
         await kit.settle()
         [refusal] = kit.fake.ephemerals
         assert refusal["user"] == "mallory" and refusal["thread_ts"] == thread
@@ -78,8 +83,8 @@ async def test_a_task_from_mention_to_escalation_to_approval_to_closed(tmp_path:
         assert task_after is not None and task_after.version == task.version
         assert kit.runner.calls[-1].role == "arbiter"  # nobody ran
 
-        # The approver clicks: the task resumes and runs to the end.
-        assert await kit.click(card, "tribunal_approve", user="boss") == 200
+        # The approver chooses "yes": the task resumes and runs to the end.
+        assert await kit.click(card, "tribunal_choose", user="boss") == 200
         await kit.settle()
         closed = await kit.store.latest_task_in(kit.room(thread))
         assert closed is not None and closed.status == "closed"
@@ -92,21 +97,22 @@ async def test_a_task_from_mention_to_escalation_to_approval_to_closed(tmp_path:
         ]
         # The card now says who decided what and when, and its buttons are gone.
         assert card.buttons() == []
-        assert "Approved by boss" in card.shown() and "Decided by boss at 20" in card.shown()
+        assert "Chosen by boss" in card.shown() and "Decided by boss at 20" in card.shown()
+        assert "option 1: yes" in card.shown()
         assert "May the owner use the production key?" in card.shown()
         usernames = {m.username for m in kit.thread(thread)}
         assert "Tribunal · reviewer" in usernames
-        assert any("boss approved" in m.text for m in kit.thread(thread))
+        assert any("boss chose an option" in m.text for m in kit.thread(thread))
 
         # A second click on the same card (a client still showing the buttons) is stale.
-        assert await kit.click(card, "tribunal_approve", user="boss", value=value) == 200
+        assert await kit.click(card, "tribunal_choose", user="boss", value=value) == 200
         await kit.settle()
         assert "stale" in kit.fake.ephemerals[-1]["text"]
         assert kit.fake.ephemerals[-1]["user"] == "boss"
         assert len(kit.runner.calls) == 5
         assert len(card.updates) == 1  # updated once, by the click that decided
         # One card for the decision in the thread: the question's, updated; the reply is text.
-        assert [m for m in kit.thread(thread) if "Approved by boss" in m.shown()] == [card]
+        assert [m for m in kit.thread(thread) if "Chosen by boss" in m.shown()] == [card]
 
 
 async def test_a_double_click_decides_once(tmp_path: Path) -> None:
@@ -116,9 +122,9 @@ async def test_a_double_click_decides_once(tmp_path: Path) -> None:
         [card] = [m for m in kit.thread(thread) if m.buttons()]
         value = card.buttons()[0]["value"]
         statuses = await asyncio.gather(
-            kit.click(card, "tribunal_approve", user="boss", value=value),
-            kit.click(card, "tribunal_approve", user="boss", value=value),
-            kit.click(card, "tribunal_reject", user="boss", value=value),
+            kit.click(card, "tribunal_choose", user="boss", value=value),
+            kit.click(card, "tribunal_choose", user="boss", value=value),
+            kit.click(card, "tribunal_reject", user="boss", value=value.partition(".")[0]),
         )
         assert statuses == [200, 200, 200]
         await kit.settle()
@@ -127,7 +133,7 @@ async def test_a_double_click_decides_once(tmp_path: Path) -> None:
         stale = [e for e in kit.fake.ephemerals if "stale" in e["text"]]
         assert len(stale) == 2  # one click decided, the other two were told so
         assert len(card.updates) == 1
-        decided = [m for m in kit.thread(thread) if "approved;" in m.text or "rejected" in m.text]
+        decided = [m for m in kit.thread(thread) if "chose an" in m.text or "rejected" in m.text]
         assert len(decided) == 1
 
 
@@ -140,11 +146,11 @@ async def test_a_process_that_did_not_post_the_card_finds_it_through_the_engine(
         [card] = [m for m in kit.thread(thread) if m.buttons()]
         kit.adapter.poster.cards.clear()  # as after a restart: nothing of it in memory
         lookups = len(kit.fake.called("conversations.replies"))
-        assert await kit.click(card, "tribunal_approve", user="boss") == 200
+        assert await kit.click(card, "tribunal_choose", user="boss") == 200
         await kit.settle()
         assert card.buttons() == [] and len(card.updates) == 1
-        assert "Approved by boss" in card.shown()
-        assert [m for m in kit.thread(thread) if "Approved by boss" in m.shown()] == [card]
+        assert "Chosen by boss" in card.shown()
+        assert [m for m in kit.thread(thread) if "Chosen by boss" in m.shown()] == [card]
         assert len(kit.fake.called("conversations.replies")) == lookups, "the thread not read"
 
 
@@ -207,7 +213,7 @@ async def test_a_tampered_button_value_is_stale(tmp_path: Path) -> None:
         task = await kit.store.open_task_in(kit.room(thread))
         assert task is not None and task.status == "waiting_human"
         assert len(kit.runner.calls) == 2
-        assert card.updates == [] and len(card.buttons()) == 2
+        assert card.updates == [] and len(card.buttons()) == 3
 
 
 async def test_commands_by_mention_use_the_shared_parser(tmp_path: Path) -> None:

@@ -25,9 +25,9 @@ async def test_the_people_tribunal_names_are_shown_by_name_and_not_pinged(tmp_pa
         ts = await kit.mention("add integration tests", user="U0REQUESTER")
         await kit.settle()
         [card] = [m for m in kit.thread(ts) if m.buttons()]
-        assert await kit.click(card, "tribunal_approve", user="U0MALLORY1") == 200
+        assert await kit.click(card, "tribunal_choose", user="U0MALLORY1") == 200
         await kit.settle()
-        assert await kit.click(card, "tribunal_approve", user="U0BOSSBOSS") == 200
+        assert await kit.click(card, "tribunal_choose", user="U0BOSSBOSS") == 200
         await kit.settle()
         shown = [m.shown() for m in kit.thread(ts)]
         told = [e["text"] for e in kit.fake.ephemerals]
@@ -38,7 +38,7 @@ async def test_the_people_tribunal_names_are_shown_by_name_and_not_pinged(tmp_pa
     assert told == ["Mallory: only approvers can answer: Bob Boss."], told
     [question] = [p for p in posted if "Only approvers can answer" in p]  # its card, as posted
     assert "Only approvers can answer: Bob Boss." in question
-    assert any(s.startswith("Bob Boss approved") for s in shown), shown
+    assert any(s.startswith("Bob Boss chose an option") for s in shown), shown
     tribunal_words = [s for s in shown if "(ask U0BOSSBOSS)" not in s]
     for uid in PEOPLE:
         assert not any(uid in s for s in tribunal_words + told), uid

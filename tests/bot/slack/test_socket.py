@@ -37,7 +37,7 @@ async def test_a_task_through_socket_mode(tmp_path: Path) -> None:
         [card] = [m for m in kit.thread(ts) if m.buttons()]
         payload = click_body(
             user="boss",
-            action="tribunal_approve",
+            action="tribunal_choose",
             value=card.buttons()[0]["value"],
             channel=CHANNEL,
             message_ts=card.ts,
@@ -46,7 +46,7 @@ async def test_a_task_through_socket_mode(tmp_path: Path) -> None:
         )
         click = await fake.push(payload, kind="interactive")
         await fake.wait_for(lambda: any(a.get("envelope_id") == click for a in fake.acks))
-        await fake.wait_for(lambda: any("boss approved" in m.text for m in kit.thread(ts)))
+        await fake.wait_for(lambda: any("boss chose an option" in m.text for m in kit.thread(ts)))
         await kit.settle()
         task = await kit.store.latest_task_in(kit.room(ts))
         assert task is not None and task.status == "closed"
