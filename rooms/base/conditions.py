@@ -259,7 +259,7 @@ _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple
         ("должен", "должна", "должно", "должны", "нужно", "надо", "необходимо", "ещё не", "еще не"),
     ),
     "ko": (
-        ("단,", "단 ", "다만", "하지만", "그러나", "만약", "조건"),
+        ("단", "다만", "하지만", "그러나", "만약", "조건"),
         ("조건으로", "조건부", "조건하에", "전제로", "경우에만", "한해서", "한하여"),
         ("면", "후에", "후", "때", "전에"),
         ("해야", "필요", "아직"),
@@ -279,14 +279,19 @@ _FORMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple
 }
 
 
-def _is_spaced(form: str) -> bool:
-    # Latin and Cyrillic words stand between spaces; Hangul, kana and Han forms do not.
-    return all(ord(ch) < 0x1100 for ch in form)
+def _is_spaced(form: str, *, opening: bool) -> bool:
+    # Latin and Cyrillic words stand between spaces; kana and Han forms do not. Korean words do,
+    # but its conditions inside a clause are endings (`지나면`, `추가해야`): only a Korean form
+    # that opens the clause (`단, …`) is a whole word.
+    limit = 0xD7B0 if opening else 0x1100
+    return all(ord(ch) < limit and not 0x3000 <= ord(ch) < 0xAC00 for ch in form)
 
 
 def _pattern(forms: set[str], *, opening: bool) -> re.Pattern[str]:
-    spaced = sorted((f for f in forms if _is_spaced(f)), key=len, reverse=True)
-    unspaced = sorted((f for f in forms if not _is_spaced(f)), key=len, reverse=True)
+    spaced = sorted((f for f in forms if _is_spaced(f, opening=opening)), key=len, reverse=True)
+    unspaced = sorted(
+        (f for f in forms if not _is_spaced(f, opening=opening)), key=len, reverse=True
+    )
     words = "|".join(re.escape(f.strip()).replace(r"\ ", r"\s+") for f in spaced)
     glued = "|".join(re.escape(f) for f in unspaced)
     # Whole words: no letter or digit may touch a spaced form ("once" is not in "oncet").

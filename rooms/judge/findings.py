@@ -206,8 +206,9 @@ def _texts(items: Sequence[str]) -> list[tuple[str, ...]]:
 
 
 def _tokens(item: str) -> tuple[str, ...]:
-    text = normalize(unicodedata.normalize("NFKC", item))
-    text = _POSITION.sub(lambda m: _DIGITS.sub("0", m.group()), text)
+    # Positions first: normalize masks large numbers its own way ("x.py:1000" must match ":12").
+    text = _POSITION.sub(lambda m: _DIGITS.sub("0", m.group()), unicodedata.normalize("NFKC", item))
+    text = normalize(text)
     return tuple(_TOKEN.findall(text)[:_MAX_COMPARED_TOKENS])
 
 
