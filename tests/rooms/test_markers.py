@@ -203,6 +203,11 @@ def test_marker_rules(role: Role, text: str, expected: str | None) -> None:
         ("reviewer", "LGTM except the migration", "qualified"),
         ("arbiter", "PROCEED\nESCALATE", "conflicting"),
         ("arbiter", "PROCEED once the tests pass", "qualified"),
+        # a still-to-do with no condition: not approved, and counted as uncertain (issue 26)
+        ("reviewer", "APPROVED — the changelog still needs an entry", "uncertain"),
+        ("reviewer", "APPROVED\nDie Doku muss aktualisiert werden.", "uncertain"),
+        ("arbiter", "PROCEED — 文档需要更新", "uncertain"),
+        ("reviewer", "APPROVED — the retry stops once the deadline passes", None),
         ("reviewer", "APPROVED", None),
         ("owner", "DONE\nBLOCKED", None),
     ],
