@@ -14,6 +14,10 @@ after it. That clause makes the approval **conditional** when, in any of the lan
    (`must`, `need to`, `muss noch`, `doit`, `hay que`, `해야`, `必要`, `需要`…): "the retry must
    stop once the deadline passes".
 
+The visible line after the marker line counts by rules 1 and 2 only: it is where reasons and
+explanations usually start ("PROCEED" / "The owner's test must pass, and it does"), so only a line
+that opens on a condition, or holds a condition-only form, makes the approval conditional.
+
 A form of kind 3 alone is an **explanation** of what was verified, not a condition: "APPROVED —
 the retry now stops once the deadline passes, because …" is an approval. A still-to-do word with
 no condition form at all ("APPROVED — the docs need a changelog entry") is **uncertain**: the
@@ -317,11 +321,14 @@ def opens_with_condition(clause: str) -> bool:
     return _OPENS.match(clause) is not None
 
 
-def condition_of(clause: str) -> Condition | None:
+def condition_of(clause: str, *, next_line: bool = False) -> Condition | None:
     """What the clause attached to an approval makes of it: "conditional", "uncertain", or None
-    (an approval, its clause at most an explanation). See the module's docstring for the rule."""
+    (an approval, its clause at most an explanation); `next_line` for the line after the marker
+    line (rules 1 and 2 only). See the module's docstring for the rule."""
     if _OPENS.match(clause) or _ANYWHERE.search(clause):
         return "conditional"
+    if next_line:
+        return None
     if _TO_DO.search(clause):
         return "conditional" if _EITHER.search(clause) else "uncertain"
     return None

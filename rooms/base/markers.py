@@ -302,7 +302,7 @@ def _condition(found: MarkerLine, following: str | None) -> str | None:
         return None
     readings = [condition_of(found.rest)]
     if following is not None:
-        readings.append(condition_of(unicodedata.normalize("NFKC", following)))
+        readings.append(condition_of(unicodedata.normalize("NFKC", following), next_line=True))
     if "conditional" in readings:
         return "qualified"
     return "uncertain" if "uncertain" in readings else None

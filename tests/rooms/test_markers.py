@@ -205,7 +205,9 @@ def test_marker_rules(role: Role, text: str, expected: str | None) -> None:
         ("arbiter", "PROCEED once the tests pass", "qualified"),
         # a still-to-do with no condition: not approved, and counted as uncertain (issue 26)
         ("reviewer", "APPROVED — the changelog still needs an entry", "uncertain"),
-        ("reviewer", "APPROVED\nDie Doku muss aktualisiert werden.", "uncertain"),
+        ("reviewer", "APPROVED: die Doku muss noch aktualisiert werden", "uncertain"),
+        # the line after the marker line is read for conditions only, not for what is to do
+        ("arbiter", "PROCEED\nThe test must pass, and it does on the branch.", None),
         ("arbiter", "PROCEED — 文档需要更新", "uncertain"),
         ("reviewer", "APPROVED — the retry stops once the deadline passes", None),
         ("reviewer", "APPROVED", None),
