@@ -309,7 +309,7 @@ def _collect(kind: int) -> set[str]:
     return {form for forms in _FORMS.values() for form in forms[kind]}
 
 
-_OPENS = _pattern(_collect(0), opening=True)
+_OPENS = _pattern(_collect(0) | _collect(1), opening=True)
 _ANYWHERE = _pattern(_collect(1), opening=False)
 _EITHER = _pattern(_collect(2), opening=False)
 _TO_DO = _pattern(_collect(3), opening=False)

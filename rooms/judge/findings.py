@@ -73,7 +73,9 @@ MAX_FINDINGS = 200
 MAX_FINDING_CHARS = 1000
 # difflib is quadratic on repetitive text: compare at most this many tokens of each finding
 # (a real finding is far shorter; beyond it the tail is not compared).
-_MAX_COMPARED_TOKENS = 200
+_MAX_COMPARED_TOKENS = 120
+# And at most this many comparisons of two findings per pair of lists (see `_pairs`).
+_MAX_RATIOS = 4000
 _DIGITS = re.compile(r"\d+")
 # A position in a file, whose digits change as the code moves: "x.py:12:4", "#L12", "line 12",
 # "lines 3-5", and the same in the reviewers' languages.
@@ -181,15 +183,14 @@ def finding_ids(items: Sequence[str]) -> frozenset[str] | None:
 def similarity(a: Sequence[str], b: Sequence[str]) -> float:
     """How alike two findings lists are, 0..1, ignoring order and run-to-run noise.
 
-    The findings are matched one to one (`_pairs`), each by characters after `normalize` and
-    with digit runs masked; the score is the matched pairs' summed ratio over the mean length of
-    the two lists, so an unmatched finding on either side lowers it. Two empty lists are
-    identical (1.0).
+    The findings are matched one to one (`_pairs`), by script-aware tokens with positions
+    masked; the score is the matched pairs' summed ratio over the mean length of the two lists,
+    so an unmatched finding on either side lowers it. Two empty lists are identical (1.0).
     """
     if not a and not b:
         return 1.0
-    pairs = _pairs(_texts(a), _texts(b), 0.0)
-    return 2 * sum(pairs) / (len(a) + len(b))
+    pairs = _pairs(_texts(a), _texts(b), 0.0, every=False)
+    return 2 * sum(pairs or []) / (len(a) + len(b))
 
 
 def similar(a: Sequence[str], b: Sequence[str], threshold: float) -> bool:
@@ -197,7 +198,8 @@ def similar(a: Sequence[str], b: Sequence[str], threshold: float) -> bool:
     finding of `a` at least `threshold` alike (so one closed or one new finding is progress)."""
     if len(a) != len(b):
         return False
-    return len(_pairs(_texts(a), _texts(b), threshold)) == len(b)
+    pairs = _pairs(_texts(a), _texts(b), threshold, every=True)
+    return pairs is not None and len(pairs) == len(b)
 
 
 def _texts(items: Sequence[str]) -> list[tuple[str, ...]]:
@@ -215,24 +217,57 @@ def _tokens(item: str) -> tuple[str, ...]:
 Tokens = tuple[str, ...]
 
 
-def _pairs(a: list[Tokens], b: list[Tokens], threshold: float) -> list[float]:
+def _pairs(
+    a: list[Tokens], b: list[Tokens], threshold: float, *, every: bool
+) -> list[float] | None:
     """The ratios of a one-to-one matching of `b`'s findings to `a`'s, greedy by best ratio,
-    each at least `threshold` (pairs below it are left unmatched)."""
+    each at least `threshold` (pairs below it are left unmatched). With `every`, None as soon as
+    one finding of `b` has no match at all. Equal findings pair first, at no cost; beyond
+    `_MAX_RATIOS` costly comparisons the rest of `b` stays unmatched (a pathological list is
+    then not a repeat: the round cap and stagnation still bound the task)."""
     candidates: list[tuple[float, int, int]] = []
+    unmatched_a = list(range(len(a)))
+    by_text: dict[Tokens, list[int]] = {}
+    for i in unmatched_a:
+        by_text.setdefault(a[i], []).append(i)
+    rest_b: list[int] = []
+    ratios: list[float] = []
     for j, later in enumerate(b):
+        same = by_text.get(later)
+        if same:
+            same.pop()
+            ratios.append(1.0)
+        else:
+            rest_b.append(j)
+    left_a = [i for indices in by_text.values() for i in indices]
+    budget = _MAX_RATIOS
+    for j in rest_b:
+        if budget <= 0:
+            break
         matcher: SequenceMatcher[str] = SequenceMatcher(None, autojunk=False)
-        matcher.set_seq2(later)  # b's character counts are computed once for every a
-        for i, earlier in enumerate(a):
-            matcher.set_seq1(earlier)
+        matcher.set_seq2(b[j])  # b's token counts are computed once for every a
+        found = False
+        for i in left_a:
+            if budget <= 0:
+                if every:
+                    return None
+                break
+            matcher.set_seq1(a[i])
+            budget -= 1
             # Cheap upper bounds first: most pairs of different findings stop here.
             if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
                 continue
-            ratio = 1.0 if earlier == later else matcher.ratio()
+            budget -= 9  # a full ratio costs about ten cheap bounds
+            ratio = matcher.ratio()
             if ratio >= threshold and ratio > 0:
                 candidates.append((ratio, i, j))
+                found = True
+        if every and not found:
+            return None
+    if every and budget <= 0:
+        return None
     used_a: set[int] = set()
     used_b: set[int] = set()
-    ratios: list[float] = []
     for ratio, i, j in sorted(candidates, key=lambda c: (-c[0], c[1], c[2])):
         if i not in used_a and j not in used_b:
             used_a.add(i)
