@@ -7,9 +7,17 @@ nothing but punctuation or an emoji follows them), may be wrapped in `**bold**`,
 `VERDICT` prefix and may be followed by punctuation or more text. A word inside prose is never a
 marker, and neither is a marker followed by `?` (`Approved?`).
 
-When in doubt, not approved: a window with conflicting markers, or an approval qualified by a
-condition (`LGTM except …`, `Approved once …`), reads CHANGES_REQUESTED for the reviewer and
-ESCALATE for the arbiter (`read_marker` says which doubt it was).
+Each line is normalised first: Unicode NFKC (full-width `ＤＯＮＥ：` is `DONE:`, an ideographic
+space a space), emphasis around a `VERDICT` label in any case (`**Verdict**:`, `__verdict__ —`). A
+marker word ends where the next character is no letter, digit or combining mark of any script
+(Unicode category L, N, M): `BLOCKED：…` and `APPROVED。` are markers, `DONE完了` and `DONE２` not.
+
+When in doubt, not approved: a window with conflicting markers, or an approval made to depend
+on something not yet done (`LGTM except …`, `Approved once …`, "as long as", `단, …`; the rule
+and its table of condition forms per language are rooms/base/conditions.py's), reads
+CHANGES_REQUESTED for the reviewer and ESCALATE for the arbiter; an approval whose clause says
+something is still to do without saying the approval waits for it reads the same, with the doubt
+"uncertain" (`read_marker` says which doubt it was).
 
 The patterns avoid possessive quantifiers and atomic groups on groups: Debian's Python 3.11.2
 mis-handles them (fixed upstream in 3.11.5). Only single characters and character classes are
@@ -19,10 +27,12 @@ possessive; the word after the decoration is cut in plain Python, so every line 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
+from rooms.base.conditions import condition_of, opens_with_condition
 from rooms.base.words import (
     APPROVED,
     ARBITER,
@@ -78,26 +88,17 @@ WINDOW = 12
 # string may not contain a backtick, so "```DONE```" on one line is inline code, not a fence.
 _FENCE = re.compile(r"^[ \t]*+(?P<fence>`{3,}+|~{3,}+)(?P<info>.*)$")
 _QUOTE = re.compile(r"^[ \t]*+>")
-# Optional heading/bold decoration, optional VERDICT prefix (in any case, then ":", "-", "—",
-# "–" or a space), then the run of letters and underscores that holds the candidate word.
+# Optional heading/emphasis decoration, optional VERDICT prefix (in any case, in its own
+# emphasis or not, then ":", "-", "—", "–" or a space, inside or outside the emphasis), then the
+# run of letters and underscores that holds the candidate word. Lines are NFKC-normalised first.
 _LINE = re.compile(
-    r"""^\s*+(?:[#]++\s*+)?(?:\*\*|__)?\s*+
-        (?:(?i:VERDICT)(?![A-Za-z_])\s*+(?::|—|–|-)?\s*+(?:\*\*|__)?\s*+)?
+    r"""^\s*+(?:[#]++\s*+)?[*_]{0,3}+\s*+
+        (?:(?i:VERDICT)(?![A-Za-z0-9]|_[A-Za-z0-9])[*_]{0,3}+\s*+(?::|—|–|-)?\s*+[*_]{0,3}+
+        \s*+(?::|—|–|-)?\s*+[*_]{0,3}+\s*+)?
         (?P<run>[A-Za-z][A-Za-z_]*+)""",
     re.VERBOSE,
 )
-# What may follow the marker word: the end of the line, punctuation or a space.
-_AFTER = frozenset(" \t\r\n\x0b\x0c*_.,:;!?()-—–")
-# What may stand between a marker word and the text after it ("REVISE — fix", "**DONE**: ok").
-_SEPARATORS = " \t*_.,:;!?-—–"
 _QUESTION = ("?", "？")
-# Words that make an approval conditional: "LGTM except the migration", "Approved once CI passes".
-_QUALIFIER = re.compile(
-    r"\b(?:except|excepting|once|if|unless|but|however|though|although|pending|provided|"
-    r"providing|assuming|until|after|when|apart\s+from|other\s+than|save\s+for|barring|"
-    r"conditional|conditionally|not)\b",
-    re.IGNORECASE,
-)
 _INTERNAL_OPEN = "<internal>"
 _INTERNAL_CLOSE = "</internal>"
 
@@ -116,7 +117,8 @@ class MarkerLine:
 class Reading:
     """What a turn's output says: `marker` is the reading the engine acts on (None: no marker),
     `first` the first marker line as written, `seen` every distinct marker in the window in
-    order, and `doubt` why the reading is not the first marker ("conflicting", "qualified")."""
+    order, and `doubt` why the reading is not the first marker ("conflicting", "qualified",
+    "uncertain": see conditions.py)."""
 
     marker: str | None
     first: MarkerLine | None = None
@@ -238,17 +240,18 @@ def _word(run: str) -> str:
 
 def _canonical(line: str, role: Role) -> tuple[str, str] | None:
     """The canonical marker this line starts with for `role`, and the rest of the line."""
+    line = unicodedata.normalize("NFKC", line)
     m = _LINE.match(line)
     if m is None:
         return None
     word = _word(m.group("run"))
     end = m.start("run") + len(word)
-    if end < len(line) and line[end] not in _AFTER:
-        return None  # a longer word ("DONEX", "DONE9") or one glued to other text
+    if end < len(line) and _in_word(line[end]):
+        return None  # a longer word ("DONEX", "DONE9", "DONE完了"): glued to other text
     after = line[end:]
     if after.lstrip(" \t*_").startswith(_QUESTION):
         return None  # "Approved?" asks, it does not decide
-    rest = after.lstrip(_SEPARATORS).rstrip().rstrip("*_").rstrip()
+    rest = _lstrip_separators(after).rstrip().rstrip("*_").rstrip()
     marker = _EXACT[role].get(word)
     if marker is None:
         marker = _ANY_CASE[role].get(word.upper())
@@ -256,9 +259,23 @@ def _canonical(line: str, role: Role) -> tuple[str, str] | None:
             return None
         # "Approved migrations are…" is prose; "approved." or "lgtm 👍" is a marker, and so is
         # "Approved once …", read as the qualified approval it is.
-        if any(ch.isalnum() for ch in after) and _QUALIFIER.match(rest) is None:
+        if any(ch.isalnum() for ch in after) and not opens_with_condition(rest):
             return None
     return marker, rest
+
+
+def _in_word(ch: str) -> bool:
+    """Whether `ch` continues a word: a letter, digit or combining mark of any script."""
+    return unicodedata.category(ch)[0] in "LNM"
+
+
+def _lstrip_separators(text: str) -> str:
+    """`text` without the spaces, punctuation and emphasis that stand between a marker word and
+    what follows it ("REVISE — fix", "**DONE**: ok", "DONE：テスト"), of any script."""
+    start = 0
+    while start < len(text) and unicodedata.category(text[start])[0] in "PZ":
+        start += 1
+    return text[start:]
 
 
 def _markers(text: str, role: Role) -> Iterator[tuple[MarkerLine, str | None]]:
@@ -278,14 +295,17 @@ def _window(text: str) -> Iterator[str]:
         yield line
 
 
-def _qualified(found: MarkerLine, following: str | None) -> bool:
-    """An approval with a condition on its line, or on the line right after it when that line
-    opens with one ("LGTM" / "except the migration")."""
+def _condition(found: MarkerLine, following: str | None) -> str | None:
+    """The doubt an approval's attached clause raises ("qualified", "uncertain") or None: the
+    clause is the rest of the marker line and the visible line right after it (conditions.py)."""
     if found.marker not in _GO_AHEAD:
-        return False
-    if _QUALIFIER.search(found.rest):
-        return True
-    return following is not None and _QUALIFIER.match(following.strip(" \t*_-—–,.;:")) is not None
+        return None
+    readings = [condition_of(found.rest)]
+    if following is not None:
+        readings.append(condition_of(unicodedata.normalize("NFKC", following), next_line=True))
+    if "conditional" in readings:
+        return "qualified"
+    return "uncertain" if "uncertain" in readings else None
 
 
 def read_marker(text: str, role: Role) -> Reading:
@@ -299,8 +319,10 @@ def read_marker(text: str, role: Role) -> Reading:
     if doubt is not None:
         if len(seen) > 1:
             return Reading(marker=doubt, first=first, seen=seen, doubt="conflicting")
-        if any(_qualified(line, following) for line, following in found):
-            return Reading(marker=doubt, first=first, seen=seen, doubt="qualified")
+        doubts = [_condition(line, following) for line, following in found]
+        for why in ("qualified", "uncertain"):
+            if why in doubts:
+                return Reading(marker=doubt, first=first, seen=seen, doubt=why)
     return Reading(marker=first.marker, first=first, seen=seen)
 
 

@@ -439,7 +439,10 @@ DETECTORS: tuple[DetectorSpec, ...] = (
                 ge=1,
             ),
             Threshold(
-                "findings_similarity", "findings this similar count as unchanged (0–1)", ge=0, le=1
+                "findings_similarity",
+                "each open finding this similar to its own earlier one counts as unchanged (0–1)",
+                ge=0,
+                le=1,
             ),
         ),
     ),

@@ -78,6 +78,7 @@ DOUBTFUL_QUESTION = (
 _DOUBTS = {
     "conflicting": "it named conflicting verdicts: {seen}",
     "qualified": "it made PROCEED conditional",
+    "uncertain": "it said work is still to do without saying whether PROCEED waits for it",
 }
 MIN_OPTIONS, MAX_OPTIONS = 2, 4
 _JSON_CHARS = 200_000  # a ruling object is a few KiB; anything far larger is not one

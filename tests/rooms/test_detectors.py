@@ -446,3 +446,26 @@ def test_new_or_resolved_finding_ids_are_progress() -> None:
     steps = numbered(0, "F1 F2", "t0") + numbered(1, "F1 F2", "t1")
     steps += [owner("DONE\nfixed F1", tree="t2"), reviewer(resolved)]
     assert fired(run(steps)) == []
+
+
+def test_a_stall_in_japanese_that_only_moves_its_line_numbers_is_repeated_findings() -> None:
+    # Issue 26, class 6: no spaces, so word-by-word similarity saw a new finding every round.
+    steps: list[Step] = []
+    for n in range(3):
+        where = f"rooms/x.py の {12 + 7 * n} 行目"
+        review = f"CHANGES_REQUESTED\n- {where}: 期限を過ぎても再試行が止まりません"
+        steps += [owner(f"DONE\n修正 {n}", tree=f"t{n}"), reviewer(review)]
+    assert fired(run(steps)) == [(5, "repeated_findings")]
+
+
+def test_a_checklist_that_closes_one_item_per_round_is_progress() -> None:
+    # Issue 26, class 5: compared as one block, twenty items less one or two scored as the same
+    # findings and fired on a pair that closes one finding per round.
+    parts = ("retry", "cache", "log", "exit code", "readme", "migration", "loader", "test", "lock")
+    items = [f"the {part} of stage {stage} is still wrong" for stage in "ab" for part in parts]
+    steps: list[Step] = []
+    for n in range(4):
+        listed = "\n".join(f"- {item}" for item in items[n:])
+        review = f"CHANGES_REQUESTED\n{listed}"
+        steps += [owner(f"DONE\nclosed {n}", tree=f"t{n}"), reviewer(review)]
+    assert fired(run(steps)) == []

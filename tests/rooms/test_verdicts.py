@@ -347,6 +347,8 @@ def test_json_inside_prose_is_not_a_ruling_object() -> None:
     [
         ("PROCEED\nREVISE — add the test", "conflicting verdicts: PROCEED, REVISE"),
         ("PROCEED once the reviewer re-runs the suite", "made PROCEED conditional"),
+        ("PROCEED, sous réserve des tests de charge", "made PROCEED conditional"),
+        ("PROCEED — the changelog still needs an entry", "without saying whether PROCEED waits"),
     ],
 )
 def test_a_ruling_in_doubt_escalates_and_says_why(text: str, said: str) -> None:
