@@ -55,7 +55,7 @@ def apply_change(db: sqlite3.Connection, c: Change, tables: Tables) -> Task:
     return after if after is not None else load_task(db, c.task_id)
 
 
-def _guarded_task(db: sqlite3.Connection, c: Change) -> Task:
+def _guarded_task(db: sqlite3.Connection, c: Change) -> _Current:
     """The task as the change expects it, or Abort: the event not handled before, the task
     there, its version and lease the ones the change was decided on, and a message only for an
     open task."""
