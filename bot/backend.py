@@ -240,7 +240,7 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
     # away from the data folder: an agent's HOME must not be where the database is.
     homes = runner_homes(settings)
     homes.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return LocalBackend(homes=str(homes))
+    return LocalBackend(homes=str(homes), turns_at_once=settings.limits.turns_at_once)
 
 
 def runner_homes(settings: Settings) -> Path:
@@ -254,7 +254,7 @@ def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None
     return DockerBackend(
         connect(settings.docker_host),
         docker_config(settings, proxy_socket_dir),
-        concurrency=settings.docker.concurrency,
+        turns_at_once=settings.limits.turns_at_once,
     )
 
 

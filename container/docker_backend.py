@@ -2,7 +2,8 @@
 
 Implements the rooms `Runner` port structurally. Per turn:
 1. the turn waits for its room (one turn per container, i.e. per (group, role, workspace), at a
-   time, in arrival order), then for a global slot (`concurrency`, default 5);
+   time, in arrival order), then for a runner slot (`turns_at_once`, the same cap as the local
+   backend's, container/slots.py: a turn that waits for one says so with a `queued` event);
 2. the container for (group, role, workspace) is found or created (container/docker_pool.py: the
    owner's mounts the workspace read-write, every other role's read-only, and each mounts the
    worktree's git metadata read-only, container/git_mounts.py);
@@ -52,6 +53,7 @@ from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, 
 from container.docker_pool import ContainerPool, DockerConfig, Placement
 from container.git_mounts import GitMountError
 from container.limits import TailBuffer, runner_env
+from container.slots import TurnSlots
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from container.workspace_access import hand_over, workspace_problem
 from runners.protocol import (
@@ -106,7 +108,7 @@ class DockerBackend:
         *,
         env: Mapping[str, str] | None = None,
         command: Sequence[str] = RUNNER_COMMAND,
-        concurrency: int = 5,
+        turns_at_once: int | None = None,
         max_line_bytes: int = 4 * 1024 * 1024,
         stderr_tail_bytes: int = 4096,
         exit_wait_s: float = 5.0,
@@ -117,12 +119,11 @@ class DockerBackend:
         self.pool = ContainerPool(client, self.config)
         self.env = {**DEFAULT_ENV, **(env or {})}
         self.command = list(command)
-        self.concurrency = concurrency
+        self.slots = TurnSlots(turns_at_once)
         self.max_line_bytes = max_line_bytes
         self.stderr_tail_bytes = stderr_tail_bytes
         self.exit_wait_s = exit_wait_s
         self.kill_grace_s = kill_grace_s
-        self._slots: asyncio.Semaphore | None = None
         self._rooms: dict[tuple[str, str, str], asyncio.Lock] = {}
         self.oom_counts: dict[str, int | None] = {}  # container id → OOM kills seen so far
         self._started = False
@@ -140,12 +141,11 @@ class DockerBackend:
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         if not self._started:
             await self.start()
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.concurrency)
         room = self._rooms.setdefault(self.pool.key(_placement(spec)), asyncio.Lock())
-        # Room first: a queued turn holds no global slot. aclosing: when our caller closes or
-        # cancels the iteration, the inner generators' cleanup (killing the run) runs now.
-        async with room, self._slots, aclosing(self._run_one(spec)) as events:
+        # Room first: a turn queued behind its room holds no runner slot. aclosing: when our
+        # caller closes or cancels the iteration, the inner generators' cleanup (killing the
+        # run) runs now.
+        async with room, aclosing(self.slots.run(lambda: self._run_one(spec))) as events:
             async for event in events:
                 yield event
 

@@ -8,6 +8,9 @@ the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
 `container.limits.is_forbidden`) never get through, from any of the three. `-P` keeps the
 workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the runner's modules.
 
+At most `turns_at_once` runners live at once (container/slots.py; default from the CPUs and
+memory); a turn past that waits for a slot, and says so with a `queued` event.
+
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
 arrive. Rules, the same for every run (the first two shared with the DockerBackend:
 container/supervision.py):
@@ -55,6 +58,7 @@ from typing import Any
 from container.limits import TailBuffer, runner_env
 from container.parent_death import die_with_parent
 from container.sessions import kill_session
+from container.slots import TurnSlots
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
 
@@ -85,6 +89,7 @@ class LocalBackend:
         stderr_tail_bytes: int = 4096,
         homes: str | None = None,
         clock: Callable[[], float] | None = None,
+        turns_at_once: int | None = None,
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -96,6 +101,7 @@ class LocalBackend:
         self.stderr_tail_bytes = stderr_tail_bytes
         self.homes = homes
         self.clock = clock
+        self.slots = TurnSlots(turns_at_once)
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
@@ -109,7 +115,10 @@ class LocalBackend:
         os.makedirs(home, mode=0o700, exist_ok=True)
         return {"HOME": home}
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+    def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        return self.slots.run(lambda: self._run_one(spec))
+
+    async def _run_one(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env, refused = runner_env(os.environ, self.env, self.home_for(spec), spec.env)
         if refused:
             log.warning("not passed to the runner (platform tokens): %s", ", ".join(refused))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from container.slots import TurnSlots
 from runners.protocol import (
     CRASHED,
     HARD_TIMEOUT,
@@ -266,12 +267,15 @@ async def test_turns_of_a_room_run_in_order_and_rooms_in_parallel(
 
 async def test_global_concurrency_limit_queues_extra_rooms(make_backend: MakeBackend) -> None:
     backend = make_backend()
-    backend.concurrency = 2
+    backend.slots = TurnSlots(2)
     running = peak = 0
+    queued: list[str] = []
 
     async def turn(group: str) -> None:
         nonlocal running, peak
         async for event in backend.run(spec("slow 3 0.3", group=group)):
+            if event.kind == "queued":
+                queued.append(group)
             if event.kind == "session":
                 running += 1
                 peak = max(peak, running)
@@ -280,6 +284,7 @@ async def test_global_concurrency_limit_queues_extra_rooms(make_backend: MakeBac
 
     await asyncio.gather(*(turn(f"room-{i}") for i in range(4)))
     assert peak == 2
+    assert len(queued) == 2  # the two past the cap said they wait for a runner slot
 
 
 def _runner_processes(docker_client: Any, backend: Any) -> list[str]:
