@@ -8,10 +8,14 @@ image. Alternated, turn by turn, in the room's one long-lived container:
 - exec turn: a DockerBackend turn running the protocol-speaking test runner
   (tests/container/programs/fake_runner.py, prompt "echo"), from `run()` to its last event;
 - bare exec: `python3 -c pass` exec'd in the same container and waited for (exec create and
-  start, output read to the end), the floor any exec turn pays.
+  start, output read to the end), the floor any exec turn pays;
+- bare runner: the same test runner with the same request, exec'd bare the same way
+  (`sh -c 'echo REQUEST | python3 fake_runner.py claude'`): what the program itself costs, so
+  the rest of the exec turn is the backend's.
 
-Printed: medians, the ratio exec turn / bare exec (issue 28 wants ≤ 1.3×), and the engine
-requests of one warm turn (tests/fakes/api_calls.py), by method and path.
+Printed: medians, the ratios exec turn / bare exec (issue 28 wants ≤ 1.3×) and exec turn /
+bare runner, and the engine requests of one warm turn (tests/fakes/api_calls.py), by method
+and path.
 """
 
 from __future__ import annotations
@@ -26,15 +30,16 @@ from typing import Any
 
 from container.docker_backend import DockerBackend
 from container.image import build_image, default_inputs
+from runners.protocol import encode
 from tests.bench.bench_containers import _config, _spec, _turn
 from tests.container.conftest import FAKE_RUNNER, TEST_IMAGE
 from tests.fakes.api_calls import count_requests
 from tests.fakes.podman import engine, ensure_base_image
 
 
-def _bare_exec(api: Any, container_id: str) -> float:
+def _bare_exec(api: Any, container_id: str, argv: list[str]) -> float:
     started = time.perf_counter()
-    created = api.exec_create(container_id, ["python3", "-c", "pass"])
+    created = api.exec_create(container_id, argv)
     api.exec_start(created["Id"])
     return time.perf_counter() - started
 
@@ -56,17 +61,26 @@ async def main_async(turns: int) -> None:
             requests.take()
             await _turn(backend, spec)
             per_turn = requests.take()
-            execs, bares = [], []
+            request = encode(spec.request).strip()
+            runner = ["sh", "-c", f"echo '{request}' | {' '.join(FAKE_RUNNER)} claude"]
+            execs, bares, runners = [], [], []
             for _ in range(turns):
                 execs.append(await _turn(backend, spec))
-                bares.append(await asyncio.to_thread(_bare_exec, client.api, container_id))
+                bare = ["python3", "-c", "pass"]
+                bares.append(await asyncio.to_thread(_bare_exec, client.api, container_id, bare))
+                runners.append(
+                    await asyncio.to_thread(_bare_exec, client.api, container_id, runner)
+                )
         finally:
             await backend.close()
     exec_median, bare_median = statistics.median(execs), statistics.median(bares)
+    runner_median = statistics.median(runners)
     print(f"\n{turns} turns alternated in one container (median seconds)")
     print(f"  {'exec turn (DockerBackend)':30} {exec_median:7.3f}")
     print(f"  {'bare exec python3 -c pass':30} {bare_median:7.3f}")
+    print(f"  {'bare exec of the test runner':30} {runner_median:7.3f}")
     print(f"  ratio exec turn / bare exec: {exec_median / bare_median:.2f}x (wanted <= 1.3x)")
+    print(f"  ratio exec turn / bare runner: {exec_median / runner_median:.2f}x")
     print(f"\nengine requests of one warm turn: {len(per_turn)}")
     for (method, path), n in collections.Counter(per_turn).items():
         print(f"  {n} x {method} {path}")
