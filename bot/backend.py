@@ -241,7 +241,11 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
     # away from the data folder: an agent's HOME must not be where the database is.
     homes = runner_homes(settings)
     homes.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return LocalBackend(homes=str(homes), secrets=platform_secrets())
+    return LocalBackend(
+        homes=str(homes),
+        secrets=platform_secrets(),
+        turns_at_once=settings.limits.turns_at_once,
+    )
 
 
 def runner_homes(settings: Settings) -> Path:
@@ -255,8 +259,8 @@ def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None
     return DockerBackend(
         connect(settings.docker_host),
         docker_config(settings, proxy_socket_dir),
-        concurrency=settings.docker.concurrency,
         secrets=platform_secrets(),
+        turns_at_once=settings.limits.turns_at_once,
     )
 
 

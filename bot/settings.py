@@ -50,6 +50,7 @@ from bot.settings_sections import (
     DockerSettings,
     GroupBase,
     GroupSettings,
+    LimitsSettings,
     SettingsError,
     default_instance,
 )
@@ -101,6 +102,7 @@ class Settings(BaseSettings):
     openai_base_url: str | None = _alias("OPENAI_BASE_URL")
     docker_host: str | None = _alias("DOCKER_HOST")
 
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
     docker: DockerSettings = DockerSettings()
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     groups: dict[str, GroupSettings] = Field(default_factory=dict)

@@ -1,6 +1,6 @@
 """The sections of Tribunal's settings: groups and their roles, thresholds, budgets and
-timeouts, the console room, and the Docker backend. `bot.settings` assembles them into
-`Settings` and reads the files and the environment.
+timeouts, the console room, the bot-wide limits and the Docker backend. `bot.settings`
+assembles them into `Settings` and reads the files and the environment.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
+from container.slots import default_turns_at_once
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
 from rooms.base.words import OWNER, REVIEWER
@@ -302,11 +303,22 @@ class DockerSettings(_Section):
     pids_limit: int = Field(512, ge=1)
     idle_timeout_s: float = Field(300.0, gt=0)
     hard_timeout_s: float = Field(1800.0, gt=0)
-    concurrency: int = Field(5, ge=1)
     retire_idle_s: float = Field(DockerConfig.max_idle_s, gt=0)
     max_containers_per_group: int = Field(DockerConfig.max_per_group, ge=1)
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _concurrency_moved(cls, data: object) -> object:
+        # Once the Docker backend's own cap; now one cap for both backends. An old file must
+        # not lose its cap silently, nor fail with a bare "extra inputs are not permitted".
+        if isinstance(data, dict) and "concurrency" in data:
+            raise ValueError(
+                "concurrency: moved to [limits] turns_at_once (TRIBUNAL_LIMITS__TURNS_AT_ONCE), "
+                "the cap for both backends"
+            )
+        return data
 
     @field_validator("mem_limit")
     @classmethod
@@ -335,6 +347,16 @@ class DockerSettings(_Section):
                 f"(got {value!r})"
             )
         return value
+
+
+class LimitsSettings(_Section):
+    """Limits of the whole bot, whatever the backend.
+
+    `turns_at_once`: runners alive at once (container/slots.py); a turn past it waits, and its
+    room shows "waiting for a runner slot". Default: two per CPU, at most one per GiB of
+    memory, at least one."""
+
+    turns_at_once: int = Field(default_factory=default_turns_at_once, ge=1)
 
 
 MIN_MEM_BYTES = 6 * 1024 * 1024  # Docker's own minimum for a container's memory limit

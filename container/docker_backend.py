@@ -2,7 +2,8 @@
 
 Implements the rooms `Runner` port structurally. Per turn:
 1. the turn waits for its room (one turn per container, i.e. per (group, role, workspace), at a
-   time, in arrival order), then for a global slot (`concurrency`, default 5);
+   time, in arrival order), then for a runner slot (`turns_at_once`, the same cap as the local
+   backend's, container/slots.py: a turn that waits for one says so with a `queued` event);
 2. the container for (group, role, workspace) is found or created (container/docker_pool.py: the
    owner's mounts the workspace read-write, every other role's read-only, and each mounts the
    worktree's git metadata read-only, container/git_mounts.py);
@@ -30,9 +31,16 @@ turn; blank lines ignored, a line that is not an event → `protocol` and kill; 
 `out_of_memory` replaces both `crashed` and the runner's own `error` when the container's OOM-kill
 counter (memory cgroup) went up during the run, or the runner exited 137 unbidden (Podman 4.3
 never sets OOMKilled): the runner's error is therefore held until the exec has exited. The
-counter is read after every run, answered or not, so a kill is charged to the run in which it
-happened (an answered run whose child was killed says so in a progress event), never to the
-next one that fails.
+counter as a run begins comes with the run itself (the exec wrapper's first stderr line, written
+before the runner starts: container/docker_exec.py); it is read again after a run that did not
+end well (no answer, or a non-zero exit), so a kill is charged to the run in which it happened,
+never to the next one that fails. A run that answered and exited 0 costs no read: a kill in it
+(a child of the agent) is logged when the next run in the container begins.
+
+Round trips to the engine for a turn in a container that exists: exec create, exec start (which
+attaches), one exec inspect for the exit status (three; a bare `exec` costs two). The pool does
+not ask the engine whether its container still runs: a container that died (or was removed) is
+found when the exec cannot start, and the turn goes on in a new one (container/docker_pool.py).
 Stopping is SIGTERM to the runner's group, SIGKILL after `kill_grace_s`, plus a sweep of its
 strays, inside the container (an exec). Cancelling or closing the iteration stops the run the
 same way.
@@ -48,10 +56,20 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Se
 from contextlib import aclosing
 from typing import Any
 
-from container.docker_exec import STDERR, STDOUT, Chunk, ExecSession, kill_run, oom_kills
+from container.docker_exec import (
+    OOM_MARK,
+    STDERR,
+    STDOUT,
+    Chunk,
+    ExecSession,
+    kill_run,
+    oom_kills,
+    prelude_count,
+)
 from container.docker_pool import ContainerPool, DockerConfig, Placement
 from container.git_mounts import GitMountError
 from container.limits import TailBuffer, runner_env
+from container.slots import TurnSlots
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from container.workspace_access import hand_over, workspace_problem
 from runners.protocol import (
@@ -78,6 +96,7 @@ DEFAULT_ENV = {
 }
 RUNNER_COMMAND = ("python3", "-P", "-m", "runners")
 OOM_STATUS = 137  # SIGKILL; the memory cgroup's OOM killer is the only other sender
+PRELUDE_MAX = 256  # bytes: a first stderr line longer than this is no wrapper's prelude
 
 
 def exec_env(
@@ -108,7 +127,7 @@ class DockerBackend:
         *,
         env: Mapping[str, str] | None = None,
         command: Sequence[str] = RUNNER_COMMAND,
-        concurrency: int = 5,
+        turns_at_once: int | None = None,
         max_line_bytes: int = 4 * 1024 * 1024,
         stderr_tail_bytes: int = 4096,
         exit_wait_s: float = 5.0,
@@ -122,12 +141,11 @@ class DockerBackend:
         self.pool = ContainerPool(client, self.config)
         self.env = {**DEFAULT_ENV, **(env or {})}
         self.command = list(command)
-        self.concurrency = concurrency
+        self.slots = TurnSlots(turns_at_once)
         self.max_line_bytes = max_line_bytes
         self.stderr_tail_bytes = stderr_tail_bytes
         self.exit_wait_s = exit_wait_s
         self.kill_grace_s = kill_grace_s
-        self._slots: asyncio.Semaphore | None = None
         self._rooms: dict[tuple[str, str, str], asyncio.Lock] = {}
         self.oom_counts: dict[str, int | None] = {}  # container id → OOM kills seen so far
         self._started = False
@@ -145,12 +163,11 @@ class DockerBackend:
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         if not self._started:
             await self.start()
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.concurrency)
         room = self._rooms.setdefault(self.pool.key(_placement(spec)), asyncio.Lock())
-        # Room first: a queued turn holds no global slot. aclosing: when our caller closes or
-        # cancels the iteration, the inner generators' cleanup (killing the run) runs now.
-        async with room, self._slots, aclosing(self._run_one(spec)) as events:
+        # Room first: a turn queued behind its room holds no runner slot. aclosing: when our
+        # caller closes or cancels the iteration, the inner generators' cleanup (killing the
+        # run) runs now.
+        async with room, aclosing(self.slots.run(lambda: self._run_one(spec))) as events:
             async for event in events:
                 yield event
 
@@ -180,22 +197,39 @@ class DockerBackend:
             yield error(CRASHED, f"could not start the runner in a container: {exc}")
             return
         try:
-            async with aclosing(self._exec(spec, container_id, run_id, argv, env)) as events:
-                async for event in events:
+            async with aclosing(self._exec(spec, placement, container_id, run_id, argv, env)) as e:
+                async for event in e:
                     yield event
         finally:
             await asyncio.to_thread(self.pool.release, placement)
 
     async def _exec(
-        self, spec: RunSpec, container_id: str, run_id: str, argv: list[str], env: dict[str, str]
+        self,
+        spec: RunSpec,
+        placement: Placement,
+        container_id: str,
+        run_id: str,
+        argv: list[str],
+        env: dict[str, str],
     ) -> AsyncGenerator[RunEvent, None]:
+        start = ExecSession.start
         try:
-            if container_id not in self.oom_counts:
-                count = await asyncio.to_thread(oom_kills, self.client.api, container_id)
-                self.oom_counts[container_id] = count
-            session = await asyncio.to_thread(
-                ExecSession.start, self.client.api, container_id, run_id, argv, env, None
-            )
+            try:
+                session = await asyncio.to_thread(
+                    start, self.client.api, container_id, run_id, argv, env, None
+                )
+            except Exception:
+                # The pool trusts its containers to run (no inspect per turn): one that died
+                # shows here. Then a new one, once; anything else fails the turn.
+                if not await asyncio.to_thread(self.pool.discard, placement, container_id):
+                    raise
+                container_id = await asyncio.to_thread(self.pool.ensure, placement)
+                session = await asyncio.to_thread(
+                    start, self.client.api, container_id, run_id, argv, env, None
+                )
+        except GitMountError as exc:
+            yield error(SETUP, f"the worktree's git metadata cannot be mounted: {exc}")
+            return
         except Exception as exc:
             yield error(CRASHED, f"could not start the runner in a container: {exc}")
             return
@@ -227,6 +261,8 @@ class _Run:
         self.output = RunnerOutput(spec.max_output_bytes, backend.max_line_bytes, hold_error=True)
         self.killed = False
         self.done = False
+        self.prelude = bytearray()  # the wrapper's first stderr line, until it is complete
+        self.prelude_done = False
 
     async def events(self) -> AsyncGenerator[RunEvent, None]:
         try:
@@ -263,8 +299,8 @@ class _Run:
                     OUTPUT_CAP, f"the runner printed more than {spec.max_output_bytes} bytes"
                 )
             if stream == STDERR:
-                self.stderr.write(data)
                 stderr_bytes += len(data)
+                self.stderr.write(self._after_prelude(data))
                 continue
             if stream != STDOUT:
                 continue
@@ -275,7 +311,9 @@ class _Run:
             yield event
         status = await self._exit_status(min(hard_at, loop.time() + backend.exit_wait_s))
         self.done = True
-        oom_grew = await self._oom_grew()  # read after every run: the kill is this run's
+        if output.answered and status == 0:
+            return  # a kill in a run that went well is seen by the next run's prelude (logged)
+        oom_grew = await self._oom_grew()  # read after the run: the kill is this run's
         if output.answered:
             if oom_grew:
                 yield RunEvent(
@@ -302,6 +340,31 @@ class _Run:
             yield output.held
             return
         raise RunFailure(CRASHED, f"the runner exited with status {status} without an answer")
+
+    def _after_prelude(self, data: bytes) -> bytes:
+        """The stderr data after the wrapper's first line, the OOM-kill count as the run began
+        (container/docker_exec.py): that count is what this run's kills are measured from."""
+        if self.prelude_done:
+            return data
+        self.prelude += data
+        line, newline, rest = bytes(self.prelude).partition(b"\n")
+        if not newline and len(self.prelude) < PRELUDE_MAX:
+            return b""
+        self.prelude_done = True
+        self.prelude.clear()
+        if not line.startswith(OOM_MARK):
+            return line + newline + rest  # no prelude (the wrapper failed): all the runner's
+        now = prelude_count(line)
+        counts, container_id = self.backend.oom_counts, self.session.container_id
+        before = counts.get(container_id)
+        if now is not None and before is not None and now > before:
+            log.warning(
+                "a process of an earlier run in container %s was killed by the memory limit %s",
+                container_id[:12],
+                self.backend.config.mem_limit,
+            )
+        counts[container_id] = now
+        return rest
 
     async def _oom_grew(self) -> bool:
         """Whether the container's OOM-kill counter went up since it was last read."""

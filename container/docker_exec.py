@@ -34,9 +34,17 @@ IDLE_COMMAND = ("sleep", "infinity")
 # (a missing program) would otherwise lose the stderr that says why. `read` reads byte by byte
 # from a pipe, so the request stays for the runner; at EOF (a detached exec) it goes on at once.
 GATE = b"\n"
+# The container's OOM-kill counter (memory cgroup v1, then v2), read with shell builtins only.
+_OOM_READ = (
+    "n=; for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do "
+    '[ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && n=${n:-$v}; done < "$f"; done; '
+)
+# The wrapper's first stderr line, before the runner exists: the counter as the run begins, so
+# no exec of its own is needed to know it (one round trip to the engine instead of three).
+OOM_MARK = b"tribunal-oom-count "
 WRAPPER = (
-    f'mkdir -p {PID_DIR} && echo $$ > {PID_DIR}/"$1".pid && shift && '
-    '{ IFS= read -r _; exec "$@"; }'
+    f'{{ [ -d {PID_DIR} ] || mkdir -p {PID_DIR}; }} && echo $$ > {PID_DIR}/"$1".pid && shift && '
+    "{ IFS= read -r _; " + _OOM_READ + f'echo "{OOM_MARK.decode()}${{n:--}}" >&2; exec "$@"; }}'
 )
 # Every process but init, the idle sleep and the shell that runs this: what a run left behind after
 # its group was killed (processes that called setsid, as Claude Code's Bash tool does).
@@ -178,6 +186,15 @@ def oom_kills(api: Any, container_id: str) -> int | None:
         if name == "oom_kill" and value.strip().isdigit():
             return int(value)
     return None
+
+
+def prelude_count(line: bytes) -> int | None:
+    """The OOM-kill count in the wrapper's first stderr line (OOM_MARK), None when the line is
+    no such line or the count is unknown ("-": no memory cgroup to read)."""
+    if not line.startswith(OOM_MARK):
+        return None
+    value = line[len(OOM_MARK) :].strip()
+    return int(value) if value.isdigit() else None
 
 
 def _read_exact(sock: socket.socket, size: int) -> bytes | None:

@@ -28,6 +28,10 @@ roles), the group's least recently used ones with no turn running go first. A co
 is never removed (the cap may be exceeded while they all are). A removed one is simply made again
 when its task takes a turn, without its HOME.
 
+A held container is not inspected before each turn (a round trip per turn, for a state that
+almost never changes): the backend finds one that died or was removed when its exec cannot
+start, and `discard` (which asks the engine then, once) makes room for a new one.
+
 All methods are blocking (docker SDK); the backend calls them through asyncio.to_thread.
 """
 
@@ -196,7 +200,9 @@ class ContainerPool:
         with self._lock:
             held = self._held.get(key)
             # The backend runs one turn per key at a time, so nothing runs in one replaced here.
-            if held and not (held.config == wanted and self._running(held.id)):
+            # A held container is trusted to run without asking the engine each turn: one that
+            # died is found when its exec cannot start, and the backend calls `discard`.
+            if held and held.config != wanted:
                 self._remove_id(held.id)
                 del self._held[key]
                 held = None
@@ -206,6 +212,21 @@ class ContainerPool:
                 self._held[key] = held
             held.busy += 1
             return held.id
+
+    def discard(self, placement: Placement, container_id: str) -> bool:
+        """After an exec failed to start in `container_id`: when the engine says it is not
+        running (it died, or was removed), forget and remove it, and return True so the turn
+        can ask `ensure` for a new one; False when it runs (the failure was something else)."""
+        if self.running(container_id):
+            return False
+        with self._lock:
+            key = self.key(placement)
+            held = self._held.get(key)
+            if held is not None and held.id == container_id:
+                del self._held[key]
+        log.info("runner container %s is gone; a new one is made", container_id[:12])
+        self._remove_id(container_id)
+        return True
 
     def release(self, placement: Placement) -> None:
         """A turn in the placement's container ended: it counts as used now."""
@@ -245,7 +266,7 @@ class ContainerPool:
             log.info("removing idle runner container for %s", "/".join(k))
             self._remove_id(self._held.pop(k).id)
 
-    def _running(self, container_id: str) -> bool:
+    def running(self, container_id: str) -> bool:
         try:
             state = self.client.api.inspect_container(container_id)["State"]
         except Exception:

@@ -8,6 +8,9 @@ the engine's address (`SLACK_*`, `DISCORD_*`, `DOCKER_*`, `*_BOT_TOKEN`, … see
 `container.limits.is_forbidden`) never get through, from any of the three. `-P` keeps the
 workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the runner's modules.
 
+At most `turns_at_once` runners live at once (container/slots.py; default from the CPUs and
+memory); a turn past that waits for a slot, and says so with a `queued` event.
+
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
 arrive. Rules, the same for every run (the first two shared with the DockerBackend:
 container/supervision.py):
@@ -62,6 +65,7 @@ from typing import Any
 from container.limits import TailBuffer, runner_env
 from container.parent_death import die_with_parent
 from container.sessions import kill_session
+from container.slots import TurnSlots
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
 from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
 
@@ -93,6 +97,7 @@ class LocalBackend:
         homes: str | None = None,
         clock: Callable[[], float] | None = None,
         secrets: Iterable[str] = (),
+        turns_at_once: int | None = None,
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -107,6 +112,7 @@ class LocalBackend:
         # declared secrets, which bot/ passes in (this package imports nothing of the bot's).
         self.secrets = frozenset(secrets)
         self.clock = clock
+        self.slots = TurnSlots(turns_at_once)
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
@@ -120,7 +126,10 @@ class LocalBackend:
         os.makedirs(home, mode=0o700, exist_ok=True)
         return {"HOME": home}
 
-    async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+    def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
+        return self.slots.run(lambda: self._run_one(spec))
+
+    async def _run_one(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env, refused = runner_env(
             os.environ, self.env, self.home_for(spec), spec.env, secrets=self.secrets
         )

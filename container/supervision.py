@@ -4,7 +4,8 @@ The local and the Docker backend differ in how they start, watch and kill a runn
 accept from it is the same and lives here, free of process handling:
 
 - stdout is cut into lines under the output caps (container/limits.py) and each non-blank line
-  must be a RunEvent: anything else is a broken runner, `protocol`;
+  must be a RunEvent, and not `queued` (a backend's event): anything else is a broken runner,
+  `protocol`;
 - a run passes on one terminal event (`final` or `error`); a second one that repeats it word
   for word is dropped, a second one that differs is a `protocol` error passed on after it (a
   runner writes one answer: two different ones mean someone else wrote into its pipe, and the
@@ -106,6 +107,8 @@ class RunnerOutput:
             ) from None
         if event is None:
             return []
+        if event.kind == "queued":  # the backend's word (container/slots.py), not a runner's
+            raise RunFailure(PROTOCOL, "the runner sent a `queued` event, which only a backend may")
         if event.kind in TERMINAL:
             if self.first is not None:
                 return self._second_answer(event, self.first)

@@ -25,7 +25,7 @@ ModelAgent = Literal["claude", "codex"]
 # tests) run as given, with no model and no credential (runners/command.py).
 AgentType = Literal["claude", "codex", "command"]
 M = TypeVar("M", bound=BaseModel)
-EventKind = Literal["progress", "tool", "final", "usage", "session", "error"]
+EventKind = Literal["progress", "tool", "final", "usage", "session", "error", "queued"]
 
 # Error codes a backend or runner puts on an `error` event. The engine records them on the turn.
 CRASHED = "crashed"  # the runner exited without a final event
@@ -114,6 +114,8 @@ class RunEvent(_Model):
     usage:    input_tokens, output_tokens, cost_usd
     session:  session_id (to resume this agent's conversation next turn)
     error:    code (one of the constants above), text (what happened)
+    queued:   text (why the turn waits to start, e.g. for a runner slot: container/slots.py);
+              sent by a backend before the runner starts, never by a runner
     """
 
     kind: EventKind

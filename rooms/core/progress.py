@@ -3,7 +3,9 @@
 Delivered straight to the platform, not through the outbox: progress is ephemeral, so losing an
 edit costs nothing, while queueing every edit behind the outbox would only delay the real posts.
 Best effort: a platform error never fails a turn. Edits are throttled so a chatty agent does not
-run into the platform's rate limits.
+run into the platform's rate limits, except the first one after a wait: a turn the backend
+queued (no runner slot free, a `queued` event) shows why it waits, and stops showing it as soon
+as it starts.
 
 A finished turn whose output is posted on its own (the pair's) has its progress message removed
 where the platform can: one message per turn. Elsewhere, and for a failed or interrupted turn,
@@ -72,14 +74,21 @@ class Progress:
         self._failed = False
         self._last_at = 0.0
         self._last_text = ""
+        self._queued = False  # the message says the turn waits: the next update replaces it
         self.steps = 0
+
+    async def queued(self, line: str) -> None:
+        """The turn waits to start (the backend's `queued` event); not a step of its own."""
+        self._queued = True
+        await self._send(f"⏳ {self._role} is waiting (turn {self._seq}): {_one_line(line)}")
 
     async def update(self, line: str) -> None:
         self.steps += 1
-        line = " ".join(line.split())[:_LINE_LIMIT]
-        text = f"⏳ {self._role} is working (turn {self._seq}): {line}"
-        if time.monotonic() - self._last_at < MIN_EDIT_INTERVAL_S and self._message_id:
+        text = f"⏳ {self._role} is working (turn {self._seq}): {_one_line(line)}"
+        throttled = time.monotonic() - self._last_at < MIN_EDIT_INTERVAL_S
+        if throttled and self._message_id and not self._queued:
             return
+        self._queued = False
         await self._send(text)
 
     async def finish(self, outcome: str) -> None:
@@ -169,3 +178,7 @@ async def _close(
         return False
     await store.set_progress_message(p.turn_id, None)
     return True
+
+
+def _one_line(line: str) -> str:
+    return " ".join(line.split())[:_LINE_LIMIT]

@@ -174,7 +174,8 @@ async def run_turn(
 async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progress) -> None:
     # The engine's own safety net counts from the runner's first event: a backend may queue a
     # turn behind others of the same (group, role) (they share a container and a workspace),
-    # and that wait is not the turn's. Before the first event it allows a bounded wait.
+    # or until a runner slot is free, and that wait is not the turn's. Before the first event
+    # it allows a bounded wait.
     limit = spec.hard_timeout_s + SAFETY_MARGIN_S
     start_limit = limit * START_WAIT_FACTOR
     loop = asyncio.get_running_loop()
@@ -184,7 +185,8 @@ async def _consume(ctx: Ctx, spec: RunSpec, outcome: RunOutcome, progress: Progr
             events: AsyncIterator[RunEvent] = ctx.runner.run(spec)
             try:
                 async for event in events:
-                    if not started:
+                    # A `queued` event is the backend still waiting for a runner slot.
+                    if not started and event.kind != "queued":
                         started = True
                         deadline.reschedule(loop.time() + limit)
                     await _take(event, outcome, progress)
@@ -246,6 +248,8 @@ async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> Non
         outcome.got_final = False
         outcome.error_code = event.code or CRASHED
         outcome.error = event.text or "the runner reported an error"
+    elif event.kind == "queued":
+        await progress.queued(event.text)
     elif event.kind == "progress":
         await progress.update(event.text)
     elif event.kind == "tool":

@@ -15,6 +15,7 @@ from bot.settings import (
     SettingsError,
     load_settings,
 )
+from container.slots import default_turns_at_once
 from rooms.base.model import AgentConfig, Thresholds
 
 
@@ -71,9 +72,24 @@ def test_precedence_init_env_dotenv_toml_defaults(
 def test_nested_sections_merge_across_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     write(Path("tribunal.toml"), '[docker]\nimage = "from-toml:1"\nmem_limit = "2g"\n')
     write(Path(".env"), "TRIBUNAL_DOCKER__MEM_LIMIT=1g\n")
-    monkeypatch.setenv("TRIBUNAL_DOCKER__CONCURRENCY", "3")
+    monkeypatch.setenv("TRIBUNAL_DOCKER__PIDS_LIMIT", "3")
     s = load_settings()
-    assert (s.docker.image, s.docker.mem_limit, s.docker.concurrency) == ("from-toml:1", "1g", 3)
+    assert (s.docker.image, s.docker.mem_limit, s.docker.pids_limit) == ("from-toml:1", "1g", 3)
+
+
+def test_turns_at_once_is_one_cap_for_both_backends(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert load_settings(env_file=None).limits.turns_at_once == default_turns_at_once()
+    write(Path("tribunal.toml"), "[limits]\nturns_at_once = 3\n")
+    assert load_settings(env_file=None).limits.turns_at_once == 3
+    monkeypatch.setenv("TRIBUNAL_LIMITS__TURNS_AT_ONCE", "0")
+    with pytest.raises(SettingsError, match=r"limits.turns_at_once: must be >= 1"):
+        load_settings(env_file=None)
+
+
+def test_the_docker_sections_old_cap_says_where_it_went() -> None:
+    write(Path("tribunal.toml"), "[docker]\nconcurrency = 3\n")
+    with pytest.raises(SettingsError, match=r"moved to \[limits\] turns_at_once"):
+        load_settings(env_file=None)
 
 
 def test_retention_defaults_to_30_days_and_0_keeps_forever(

@@ -2,7 +2,8 @@
 
 Acceptance criteria of the Docker backend: mounts per role, no platform token in a container,
 limits that kill (memory, idle, hard, output) with the reason on the error event, the runner
-chosen per exec from spec.agent, and the per-room order under the global concurrency limit.
+chosen per exec from spec.agent, and the per-room order under the runner-slot cap
+(container/slots.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from container.slots import TurnSlots
 from runners.protocol import (
     CRASHED,
     HARD_TIMEOUT,
@@ -278,12 +280,15 @@ async def test_turns_of_a_room_run_in_order_and_rooms_in_parallel(
 
 async def test_global_concurrency_limit_queues_extra_rooms(make_backend: MakeBackend) -> None:
     backend = make_backend()
-    backend.concurrency = 2
+    backend.slots = TurnSlots(2)
     running = peak = 0
+    queued: list[str] = []
 
     async def turn(group: str) -> None:
         nonlocal running, peak
         async for event in backend.run(spec("slow 3 0.3", group=group)):
+            if event.kind == "queued":
+                queued.append(group)
             if event.kind == "session":
                 running += 1
                 peak = max(peak, running)
@@ -292,6 +297,7 @@ async def test_global_concurrency_limit_queues_extra_rooms(make_backend: MakeBac
 
     await asyncio.gather(*(turn(f"room-{i}") for i in range(4)))
     assert peak == 2
+    assert len(queued) == 2  # the two past the cap said they wait for a runner slot
 
 
 def _runner_processes(docker_client: Any, backend: Any) -> list[str]:
