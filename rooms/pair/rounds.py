@@ -38,8 +38,9 @@ from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
 from rooms.judge.detectors import check, detector, remembers_proceed
+from rooms.judge.finding_ledger import findings_summary, ledger_of
 from rooms.judge.history import History
-from rooms.judge.turn_objects import read_turn
+from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.pair.approval import recheck, record_approval
 from rooms.pair.states import CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
@@ -61,6 +62,15 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     # A structured turn's text is its prose: what the thread reads, the others are quoted and
     # the detectors compare (the object itself is stored beside it).
     text = reading.prose if reading.prose is not None else run.output
+    shown = text
+    if isinstance(reading.turn, ReviewerTurn):
+        # The engine owns finding ids (rooms/judge/finding_ledger.py): new ones get its next
+        # numbers before the review is stored; the thread sees the prose and the findings.
+        before = ledger_of(history.pair_done)
+        review = before.numbered(reading.turn)
+        stored = review.model_dump()
+        summary = findings_summary(before, before.after(review))
+        shown = f"{text}\n\n{summary}" if summary else text
     end = turn_end(
         turn, run, now, marker=marker, unmarked=found is None, tree=tree,
         source=reading.source, structured=stored, output=text,
@@ -96,7 +106,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         turn=end,
         failures="reset",
         rounds="inc" if role == REVIEWER else None,
-        outbox=[post(room, turn, _labelled(turn, text, found))],
+        outbox=[post(room, turn, _labelled(turn, shown, found))],
     )
     if marker == APPROVED:
         # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now

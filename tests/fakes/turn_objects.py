@@ -38,5 +38,7 @@ def review(verdict: str, text: str = "", **fields: Any) -> Reply:
     return say(text or "(structured output)", structured=review_object(verdict, **fields))
 
 
-def work(status: str, text: str = "", **fields: Any) -> Reply:
-    return say(text or "(structured output)", structured=work_object(status, **fields))
+def work(status: str, text: str = "", files: dict[str, str] | None = None, **fields: Any) -> Reply:
+    """An owner's reply with its object; `files`: what it writes in the workspace."""
+    extra = {"files": files} if files is not None else {}
+    return say(text or "(structured output)", structured=work_object(status, **fields), **extra)

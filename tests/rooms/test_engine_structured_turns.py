@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.rulings import ruling_reply as ruling
-from tests.fakes.runner import Script, say
+from tests.fakes.runner import Reply, Script, say
 from tests.fakes.turn_objects import finding, review, review_object, work
 
 
@@ -105,3 +105,79 @@ async def test_an_owner_object_saying_blocked_calls_the_arbiter(tmp_path: Path) 
         await kit.settle()
         assert kit.roles() == ["owner", "arbiter", "owner", "reviewer", "owner"]
         assert "I need the API key" in kit.runner.calls[1].prompt
+
+
+def _owner_rounds(n: int) -> list[Reply]:
+    """Owner turns that each change the workspace (no `unchanged` deadlock) in new words."""
+    return [work("DONE", files={"net.py": f"attempt = {i}\n"}, prose=f"try {i}") for i in range(n)]
+
+
+async def test_a_reworded_stall_is_caught_by_its_ids_at_the_second_repeat(tmp_path: Path) -> None:
+    # The same defect each round in new words; no id in the prose (the object carries it).
+    script: Script = {
+        "owner": [*_owner_rounds(4), work("DONE")],
+        "reviewer": [
+            review("CHANGES_REQUESTED", prose="The retry loop never gives up on a dead server.",
+                   findings=[finding("", "net.py:40", "retry never stops")]),
+            review("CHANGES_REQUESTED", prose="Requests are still repeated without any limit.",
+                   findings=[finding("F1", "net.py:44", "unbounded attempts to reconnect")]),
+            review("CHANGES_REQUESTED", prose="Nothing caps how often we dial the host again.",
+                   findings=[finding("F1", "net.py:47", "a missing ceiling on redials")]),
+            review("APPROVED", findings=[finding("F1", "net.py:47", "capped", "resolved")]),
+        ],
+        "arbiter": [ruling("REVISE", conditions=["stop retrying after the deadline"])],
+    }  # fmt: skip
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal make the client retry")
+        await kit.settle()
+        roles = kit.roles()
+        assert roles[:7] == ["owner", "reviewer"] * 3 + ["arbiter"]
+        [firing] = await kit.store.firings(1)
+        assert firing.firing.detector == "repeated_findings"
+        assert firing.firing.extra["ids"] == ["F1"]
+        assert "(F1) stayed open, none resolved, for 2 rounds" in firing.firing.reason
+        # The engine numbered the new finding and listed it, with its id, to the reviewer.
+        reviews = [t for t in await kit.store.turns(1) if t.role == "reviewer"]
+        assert reviews[0].structured is not None
+        assert [f["id"] for f in reviews[0].structured["findings"]] == ["F1"]
+        second = kit.runner.calls_for("reviewer")[1].prompt
+        assert "## Open findings (ids are the engine's)" in second
+        assert "> **F1** `net.py:40`: retry never stops" in second
+        assert "> **F1** `net.py:40`: retry never stops" in kit.runner.calls_for("owner")[1].prompt
+        assert (await kit.task()).status == "closed"
+
+
+async def test_a_pair_closing_one_finding_per_round_raises_nothing(tmp_path: Path) -> None:
+    prose = "Still some issues left, see the findings."  # the same words every round
+    items = [finding("", f"m.py:{n}", f"defect number {n}") for n in (1, 2, 3)]
+
+    def left(resolved: int) -> list[dict[str, str]]:
+        return [
+            {**f, "id": f"F{i}", "status": "resolved" if i <= resolved else "open"}
+            for i, f in enumerate(items, 1)
+        ]
+
+    script: Script = {
+        "owner": [*_owner_rounds(4), work("DONE")],
+        "reviewer": [
+            review("CHANGES_REQUESTED", prose=prose, findings=items),
+            review("CHANGES_REQUESTED", prose=prose, findings=left(1)),
+            review("CHANGES_REQUESTED", prose=prose, findings=left(2)),
+            review("APPROVED", prose="All fixed.", findings=left(3)),
+        ],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal fix the module")
+        await kit.settle()
+        assert kit.roles() == ["owner", "reviewer"] * 4 + ["owner"]
+        assert await kit.store.firings(1) == []
+        assert (await kit.task()).status == "closed"
+        # The chat shows the prose and a compact findings list.
+        posted = [
+            p.message.text for p in kit.platform.messages() if p.message.persona == "reviewer"
+        ]
+        assert posted[0].startswith(prose + "\n\n**Open findings (3)**\n- **F1** `m.py:1`: defect")
+        assert "**Open findings (2)**" in posted[1]
+        assert "**Since the last review:** F1 (resolved)" in posted[1]
+        assert "F1 (resolved)" not in posted[2] and "F2 (resolved)" in posted[2]
+        assert posted[3] == "All fixed.\n\n**Since the last review:** F3 (resolved)"
