@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from rooms.judge.turn_objects import OWNER_SCHEMA, REVIEWER_SCHEMA
+from tests.fakes.messages_api import Reply as MessagesReply
+from tests.fakes.messages_api import structured as structured_reply
 from tests.fakes.runner import Reply, say
 
 
@@ -42,3 +44,21 @@ def work(status: str, text: str = "", files: dict[str, str] | None = None, **fie
     """An owner's reply with its object; `files`: what it writes in the workspace."""
     extra = {"files": files} if files is not None else {}
     return say(text or "(structured output)", structured=work_object(status, **fields), **extra)
+
+
+def marked_object(role: str, text: str) -> dict[str, Any]:
+    """The object a model that writes `text` (a marker line, then prose) sends under its role's
+    schema: the marker as its status or verdict, the whole text as its prose (so the thread
+    shows what it showed before the turns were structured)."""
+    marker = text.split(maxsplit=1)[0].rstrip(":.") if text.strip() else ""
+    return (work_object if role == "owner" else review_object)(marker, prose=text)
+
+
+def owner_says(text: str) -> MessagesReply:
+    """A fake Messages API's answer to an owner's schema request (Claude Code's
+    `StructuredOutput` tool call), from the owner's text."""
+    return structured_reply(marked_object("owner", text))
+
+
+def reviewer_says(text: str) -> MessagesReply:
+    return structured_reply(marked_object("reviewer", text))
