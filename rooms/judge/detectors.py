@@ -275,7 +275,10 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
     if window[-1].role != REVIEWER or len(rounds) < span + 1:
         return None
     recent = rounds[-(span + 1) :]
-    if all(r.reviewer.open_ids is not None for r in recent):
+    opened = [r.reviewer.open_ids for r in recent]
+    # Structured reviews that name findings are compared by id; ones whose objects name none
+    # (the reviewer wrote its findings in the prose only) are read as text, like any other.
+    if all(o is not None for o in opened) and any(opened):
         return _repeated_open_ids(recent, span)
     latest = recent[-1].findings
     if not latest or any(not r.findings for r in recent):

@@ -181,3 +181,18 @@ async def test_a_pair_closing_one_finding_per_round_raises_nothing(tmp_path: Pat
         assert "**Since the last review:** F1 (resolved)" in posted[1]
         assert "F1 (resolved)" not in posted[2] and "F2 (resolved)" in posted[2]
         assert posted[3] == "All fixed.\n\n**Since the last review:** F3 (resolved)"
+
+
+async def test_objects_naming_no_findings_are_compared_by_their_prose(tmp_path: Path) -> None:
+    same = "- calc.py: div() crashes on a zero divisor; it must raise ValueError"
+    script: Script = {
+        "owner": [*_owner_rounds(4), work("DONE")],
+        "reviewer": [review("CHANGES_REQUESTED", prose=same)] * 3 + [review("APPROVED")],
+        "arbiter": [ruling("REVISE", conditions=["raise ValueError"])],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal make div safe")
+        await kit.settle()
+        [firing] = await kit.store.firings(1)
+        assert firing.firing.detector == "repeated_findings"
+        assert "structured" not in firing.firing.extra
