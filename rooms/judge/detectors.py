@@ -460,7 +460,8 @@ DETECTORS: tuple[DetectorSpec, ...] = (
         thresholds=(
             Threshold(
                 "repeated_findings_rounds",
-                "the reviewer's findings unchanged for this many rounds",
+                "the reviewer's findings unchanged for this many rounds (on structured "
+                "reviews: the same open finding ids, none resolved, however worded)",
                 ge=1,
             ),
             Threshold(
