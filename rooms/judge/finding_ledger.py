@@ -12,19 +12,20 @@ not resolved). The detectors compare the open ids, not the words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 from rooms.base.model import Turn
-from rooms.base.words import REVIEWER
+from rooms.base.words import OWNER, REVIEWER
 from rooms.judge.quoting import quoted
-from rooms.judge.turn_objects import OBJECT, OPEN, Finding, ReviewerTurn
+from rooms.judge.turn_objects import OBJECT, OPEN, Finding, OwnerTurn, ReviewerTurn
 
 _ENGINE_ID = re.compile(r"F(?P<n>[1-9]\d{0,5})")
 _LISTED = 50  # open findings listed in a prompt or a post; more are counted, not listed
 _LISTED_CHARS = 300
+_TEXT_CHARS = 2000  # one dispute's evidence, as the reviewer is shown it
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,42 @@ def open_findings_section(ledger: Ledger) -> list[str]:
     if len(open_) > _LISTED:
         lines.append(f"… and {len(open_) - _LISTED} more open findings.")
     return lines
+
+
+def owner_answer_section(turns: Sequence[Turn]) -> list[str]:
+    """For the reviewer: the finding ids the owner's structured turns since the last review
+    addressed, and the ones it disputes with its evidence (the owner's words: quoted)."""
+    addressed: list[str] = []
+    disputed: list[str] = []
+    for turn in reversed(turns):
+        if turn.role == REVIEWER:
+            break
+        work = _stored_work(turn)
+        if work is None:
+            continue
+        addressed = [i for i in work.addressed if i not in addressed] + addressed
+        disputed = [
+            quoted(f"**{d.id}**: {' '.join(d.evidence.split())[:_TEXT_CHARS]}")
+            for d in work.disputed
+        ] + disputed
+    if not addressed and not disputed:
+        return []
+    lines = ["## The owner's answer to the findings"]
+    if addressed:
+        lines.append("Addressed: " + ", ".join(a.strip() for a in addressed[:_LISTED]))
+    if disputed:
+        lines.append("Disputed, with the owner's evidence:")
+        lines += disputed[:_LISTED]
+    return lines
+
+
+def _stored_work(turn: Turn) -> OwnerTurn | None:
+    if turn.role != OWNER or turn.status != "done" or turn.marker_source != OBJECT:
+        return None
+    try:
+        return OwnerTurn.model_validate(turn.structured)
+    except ValidationError:
+        return None
 
 
 def findings_summary(before: Ledger, after: Ledger) -> str:

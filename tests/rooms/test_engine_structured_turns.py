@@ -196,3 +196,23 @@ async def test_objects_naming_no_findings_are_compared_by_their_prose(tmp_path: 
         [firing] = await kit.store.firings(1)
         assert firing.firing.detector == "repeated_findings"
         assert "structured" not in firing.firing.extra
+
+
+async def test_the_reviewer_sees_what_the_owner_addressed_and_disputes(tmp_path: Path) -> None:
+    two = [finding("", "a.py:1", "no test for zero"), finding("", "a.py:9", "typo in the name")]
+    dispute = {"id": "F1", "evidence": "test_zero in tests/test_a.py covers it:  1 passed"}
+    script: Script = {
+        "owner": [
+            work("DONE", files={"a.py": "1\n"}),
+            work("DONE", files={"a.py": "2\n"}, addressed=["F2"], disputed=[dispute]),
+            work("DONE"),
+        ],
+        "reviewer": [review("CHANGES_REQUESTED", findings=two), review("APPROVED")],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal fix a.py")
+        await kit.settle()
+        first, second = (c.prompt for c in kit.runner.calls_for("reviewer"))
+        assert "## The owner's answer to the findings" not in first
+        assert "## The owner's answer to the findings\n\nAddressed: F2" in second
+        assert "> **F1**: test_zero in tests/test_a.py covers it: 1 passed" in second
