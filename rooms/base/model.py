@@ -270,6 +270,8 @@ class Turn(Record):
     started_at: float
     ended_at: float | None = None
     structured: dict[str, Any] | None = None  # the JSON-schema output, when one was asked for
+    # Where an owner's or reviewer's marker came from: its validated object or its text.
+    marker_source: str | None = None
 
 
 class Ruling(Record):

@@ -139,6 +139,7 @@ class TurnEnd:
     structured: dict[str, Any] | None = None
     marker: str | None = None
     unmarked: bool = False
+    marker_source: str | None = None  # "object" / "text" (rooms/judge/turn_objects.py)
     error_code: str | None = None
     error: str | None = None
     tree: str | None = None

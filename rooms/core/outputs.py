@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from rooms.base.model import RoomRef, Turn
 from rooms.base.records import OutboxDraft, TurnEnd
@@ -19,17 +19,24 @@ def turn_end(
     marker: str | None = None,
     unmarked: bool = False,
     tree: str | None = None,
+    source: str | None = None,
+    structured: dict[str, Any] | None = None,
+    output: str | None = None,
 ) -> TurnEnd:
+    """`structured`: the object to store instead of the runner's (the engine's numbering of a
+    reviewer's findings); `output`: the text to store instead of the runner's (a structured
+    turn's prose); `source`: where the marker was read from."""
     status: Literal["done", "failed"] = "failed" if run.failed else "done"
     code, error = run.failure() if run.failed else (None, None)
     return TurnEnd(
         turn_id=turn.id,
         status=status,
         ended_at=now,
-        output=run.output,
-        structured=run.structured,
+        output=run.output if output is None else output,
+        structured=structured if structured is not None else run.structured,
         marker=marker,
         unmarked=unmarked,
+        marker_source=source,
         error_code=code,
         error=error,
         tree=tree,

@@ -68,6 +68,9 @@ class Step:
     marker: str | None  # canonical owner/reviewer marker, or the verdict for a ruling
     tree: str | None = None  # workspace tree hash after the turn
     at: float = 0.0  # unix time
+    # A structured review's open findings by the engine's ids (rooms/judge/finding_ledger.py);
+    # None for any other step, whose findings are read from its text.
+    open_ids: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +275,11 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
     if window[-1].role != REVIEWER or len(rounds) < span + 1:
         return None
     recent = rounds[-(span + 1) :]
+    opened = [r.reviewer.open_ids for r in recent]
+    # Structured reviews that name findings are compared by id; ones whose objects name none
+    # (the reviewer wrote its findings in the prose only) are read as text, like any other.
+    if all(o is not None for o in opened) and any(opened):
+        return _repeated_open_ids(recent, span)
     latest = recent[-1].findings
     if not latest or any(not r.findings for r in recent):
         return None  # an approval, or a review with nothing we can read as findings
@@ -295,6 +303,23 @@ def _repeated_findings(window: Sequence[Step], rounds: list[Round], t: Threshold
     else:
         return None
     return Firing(detector=REPEATED_FINDINGS, reason=what, fingerprint=print_, extra=extra)
+
+
+def _repeated_open_ids(recent: Sequence[Round], span: int) -> Firing | None:
+    """Structured reviews: the same open ids, none resolved, for `span` rounds, whatever words
+    the reviewer used; any finding closed or new is progress."""
+    opened = [r.reviewer.open_ids for r in recent]
+    latest = opened[-1]
+    if not latest or any(r.approved for r in recent) or any(o != latest for o in opened):
+        return None
+    ids = sorted(latest, key=_id_order)
+    return Firing(
+        detector=REPEATED_FINDINGS,
+        reason=f"the reviewer's open findings ({', '.join(ids)}) stayed open, none resolved, "
+        f"for {span} rounds",
+        fingerprint=digest("finding-ids", *sorted(latest)),
+        extra={"findings": len(ids), "ids": ids, "structured": True},
+    )
 
 
 def _id_order(finding: str) -> int:
@@ -435,7 +460,8 @@ DETECTORS: tuple[DetectorSpec, ...] = (
         thresholds=(
             Threshold(
                 "repeated_findings_rounds",
-                "the reviewer's findings unchanged for this many rounds",
+                "the reviewer's findings unchanged for this many rounds (on structured "
+                "reviews: the same open finding ids, none resolved, however worded)",
                 ge=1,
             ),
             Threshold(

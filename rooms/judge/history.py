@@ -15,6 +15,7 @@ from rooms.base.model import Turn
 from rooms.base.records import FiringRow, Message, VerdictRow
 from rooms.base.words import ARBITER, HUMAN, OWNER, RESET, ROLES
 from rooms.judge.detectors import Step, bounded
+from rooms.judge.finding_ledger import Ledger, stored_review
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,13 @@ class History:
             keyed.append(
                 ((m.before_seq, 0, m.id), Step("human", HUMAN, _bounded(m.text), None, at=m.at))
             )
+        ledger = Ledger()
         for t in self.pair_done:
+            open_ids = None
+            review = stored_review(t)
+            if review is not None:  # a structured review: its findings by the engine's ids
+                ledger = ledger.after(review)
+                open_ids = ledger.open_ids()
             if t.role == ARBITER:
                 v = verdict_by_turn.get(t.id)
                 marker = v.ruling.verdict if v else None
@@ -50,9 +57,8 @@ class History:
                     "ruling", ARBITER, _bounded(t.output), marker, at=t.ended_at or t.started_at
                 )
             else:
-                step = Step(
-                    "turn", t.role, _bounded(t.output), t.marker, t.tree, t.ended_at or t.started_at
-                )
+                at = t.ended_at or t.started_at
+                step = Step("turn", t.role, _bounded(t.output), t.marker, t.tree, at, open_ids)
             keyed.append(((t.seq, 1, t.id), step))
         return [step for _, step in sorted(keyed, key=lambda pair: pair[0])]
 

@@ -24,6 +24,7 @@ from rooms.base.words import (
     REVISE,
     VERDICTS,
 )
+from rooms.judge.finding_ledger import ledger_of, open_findings_section, owner_answer_section
 from rooms.judge.history import History
 from rooms.judge.positions import mask_roles, without_marker
 from rooms.judge.quoting import quoted
@@ -115,6 +116,10 @@ def build_prompt(
     if role != ARBITER:
         parts += _rulings(history)
     parts += _recent_turns(history, policy.recent_turns, seats, since, policy.recent_chars)
+    if role in (OWNER, REVIEWER) and phase != FINALIZE:  # structured reviews' findings
+        parts += open_findings_section(ledger_of(history.pair_done))
+        if role == REVIEWER:
+            parts += owner_answer_section(history.pair_done)
     parts += list(extra)
     parts += _your_turn(phase, role)
     return "\n\n".join(p for p in parts if p)

@@ -16,6 +16,7 @@ from rooms.core.protocol import Step, TurnStart, decided
 from rooms.core.registry import ProtocolSpec
 from rooms.core.turns import RunOutcome, build_spec
 from rooms.judge.history import History
+from rooms.judge.turn_objects import schema_for
 from rooms.judge.verdicts import RULING_SCHEMA
 from rooms.pair import resolving, states
 from rooms.pair.arbiter_prompt import arbiter_prompt
@@ -86,7 +87,9 @@ class PairProtocol:
             prompt=prompt,
             system_prompt=load_prompt(turn.role, policy.prompt_overrides),
             resume=turn.resumed_from,
-            output_schema=RULING_SCHEMA if turn.role == ARBITER else None,
+            # Every turn answers with its role's object (rooms/judge/turn_objects.py); the
+            # text is read only when it gives none that is valid.
+            output_schema=RULING_SCHEMA if turn.role == ARBITER else schema_for(turn.role),
             budget_left_usd=budget_left,
             read_only=turn.role != OWNER,
             tokens_left=tokens_left,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 
-from rooms.base.markers import find_marker
 from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.base.records import Change, EscalationDraft, FiringDraft
 from rooms.base.words import (
@@ -39,7 +38,9 @@ from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step
 from rooms.core.turns import RunOutcome
 from rooms.judge.detectors import check, detector, remembers_proceed
+from rooms.judge.finding_ledger import findings_summary, ledger_of
 from rooms.judge.history import History
+from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.pair.approval import recheck, record_approval
 from rooms.pair.states import CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
@@ -52,12 +53,37 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     task, room, policy, history = step.task, step.room, step.policy, step.history
     thresholds, now, owner = step.limits, step.now, step.owner
     role = turn.role
-    found = find_marker(run.output, OWNER if role == OWNER else REVIEWER)
+    # The turn's object when it gave a valid one, else its marker line (rooms/judge/turn_objects).
+    reading = read_turn(OWNER if role == OWNER else REVIEWER, run.output, run.structured)
+    found = reading.marker
     marker = found or UNMARKED[role]
     tree = await tree_hash(policy.workspace)
-    end = turn_end(turn, run, now, marker=marker, unmarked=found is None, tree=tree)
+    stored = reading.turn.model_dump() if reading.turn is not None else run.structured
+    # A structured turn's text is its prose: what the thread reads, the others are quoted and
+    # the detectors compare (the object itself is stored beside it).
+    text = reading.prose if reading.prose is not None else run.output
+    shown = text
+    if isinstance(reading.turn, ReviewerTurn):
+        # The engine owns finding ids (rooms/judge/finding_ledger.py): new ones get its next
+        # numbers before the review is stored; the thread sees the prose and the findings.
+        before = ledger_of(history.pair_done)
+        review = before.numbered(reading.turn)
+        stored = review.model_dump()
+        summary = findings_summary(before, before.after(review))
+        shown = f"{text}\n\n{summary}" if summary else text
+    end = turn_end(
+        turn, run, now, marker=marker, unmarked=found is None, tree=tree,
+        source=reading.source, structured=stored, output=text,
+    )  # fmt: skip
     done = turn.model_copy(
-        update={"status": "done", "output": run.output, "marker": marker, "tree": tree}
+        update={
+            "status": "done",
+            "output": text,
+            "marker": marker,
+            "tree": tree,
+            "structured": stored,
+            "marker_source": reading.source,
+        }
     )
     steps = history.with_turn(done).steps()
     # Off the event loop: other tasks' turns and lease renewals go on meanwhile.
@@ -80,7 +106,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         turn=end,
         failures="reset",
         rounds="inc" if role == REVIEWER else None,
-        outbox=[post(room, turn, _labelled(turn, run.output, found))],
+        outbox=[post(room, turn, _labelled(turn, shown, found))],
     )
     if marker == APPROVED:
         # Approved work goes to its one wrap-up turn even at a ceiling: asking the humans now
@@ -98,7 +124,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             reason=firing.reason,
         )
     elif marker in STUCK or firing is not None:
-        firing = firing or _stuck_firing(role, marker, run.output)
+        firing = firing or _stuck_firing(role, marker, text)
         instead = _escalation_instead(task, room, policy, history, firing, thresholds)
         change.event = CEILING if instead else (marker if marker in STUCK else DEADLOCK)
         change.escalation = instead
@@ -126,16 +152,22 @@ async def after_finalize(step: Step, turn: Turn, run: RunOutcome) -> Change:
     # The workspace the reviewer approved (its hash), and the git tree that is committed.
     check = await recheck(step)
     changed = tree != turn.tree_before or check.changed
-    found = find_marker(run.output, OWNER)
+    reading = read_turn(OWNER, run.output, run.structured)
+    found = reading.marker
+    text = reading.prose if reading.prose is not None else run.output
+    end = turn_end(
+        turn, run, now, marker=found, unmarked=found is None, tree=tree, source=reading.source,
+        output=text,
+    )  # fmt: skip
     change = Change(
         task.id,
         now,
         expect_version=task.version,
         expect_lease=owner,
-        turn=turn_end(turn, run, now, marker=found, unmarked=found is None, tree=tree),
+        turn=end,
         failures="reset",
         event=CHANGED if changed else WRAPPED_UP,
-        outbox=[post(room, turn, run.output)],
+        outbox=[post(room, turn, text)],
     )
     if changed:
         why = f" ({check.why})" if check.why else ""

@@ -163,7 +163,8 @@ def _finish_turn(db: sqlite3.Connection, c: Change) -> None:
     assert c.turn is not None
     t = c.turn
     cursor = db.execute(
-        "UPDATE turns SET status=?, output=?, structured=?, marker=?, unmarked=?, error_code=?,"
+        "UPDATE turns SET status=?, output=?, structured=?, marker=?, unmarked=?, marker_source=?,"
+        " error_code=?,"
         " error=?, tree=?, session_id=COALESCE(?, session_id), ended_at=?"
         " WHERE id=? AND task_id=? AND status='running'",
         (
@@ -172,6 +173,7 @@ def _finish_turn(db: sqlite3.Connection, c: Change) -> None:
             json.dumps(t.structured) if t.structured is not None else None,
             t.marker,
             t.unmarked,
+            t.marker_source,
             t.error_code,
             t.error,
             t.tree,

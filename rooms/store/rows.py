@@ -124,6 +124,7 @@ def to_turn(r: sqlite3.Row) -> Turn:
         output=r["output"],
         marker=r["marker"],
         unmarked=bool(r["unmarked"]),
+        marker_source=r["marker_source"],
         error=r["error"],
         tree=r["tree"],
         session_id=r["session_id"],

@@ -277,6 +277,12 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE turns ADD COLUMN progress_message TEXT",
         "CREATE INDEX turns_open_progress ON turns(task_id) WHERE progress_message IS NOT NULL",
     ],
+    [
+        # 8: where an owner's or reviewer's marker was read from (rooms/judge/turn_objects.py):
+        # its validated output object, or its text when it gave no valid object (counted).
+        "ALTER TABLE turns ADD COLUMN marker_source TEXT"
+        " CHECK (marker_source IS NULL OR marker_source IN ('object', 'text'))",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

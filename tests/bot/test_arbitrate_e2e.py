@@ -32,6 +32,7 @@ from tests.fakes.messages_api import (
     text,
 )
 from tests.fakes.rulings import ruling_object
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -69,7 +70,9 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
         '        raise ValueError("b must not be 0")\\n    return a / b\\n\' > calc.py'
     )
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as fake:
-        fake.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nWrapped up.")])
+        fake.script(
+            OWNER & prompt_contains("Your turn: wrap up"), [owner_says("DONE\nWrapped up.")]
+        )
         # The owner's fix waits for its model until the person's `/arbitrate` is in the store,
         # so the request surely arrives while the turn runs, however loaded the machine.
         fix_may_answer = threading.Event()
@@ -77,19 +80,21 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
             OWNER & prompt_contains("RAISE-VALUEERROR"),
             [
                 held(_bash(fix), fix_may_answer),
-                text("DONE\nFIXED-PER-RULING: div() raises ValueError"),
+                owner_says("DONE\nFIXED-PER-RULING: div() raises ValueError"),
             ],
         )
         fake.script(
             OWNER,
             [
-                text("DONE\nPython already raises for b == 0; nothing to change."),
-                text("DONE\nA ZeroDivisionError is a ValueError in spirit; left as is."),
-                text("DONE\nRe-read it: the current behaviour is right, no edit."),
+                owner_says("DONE\nPython already raises for b == 0; nothing to change."),
+                owner_says("DONE\nA ZeroDivisionError is a ValueError in spirit; left as is."),
+                owner_says("DONE\nRe-read it: the current behaviour is right, no edit."),
             ],
         )
-        fake.script(REVIEWER & prompt_contains("FIXED-PER-RULING"), [text("APPROVED\ngood")])
-        fake.script(REVIEWER, [text(r) for r in REWORDED])
+        fake.script(
+            REVIEWER & prompt_contains("FIXED-PER-RULING"), [reviewer_says("APPROVED\ngood")]
+        )
+        fake.script(REVIEWER, [reviewer_says(r) for r in REWORDED])
         fake.script(
             ARBITER & prompt_contains("LOOK-AT-MESSAGE"),
             [structured(_ruling("PROCEED", reasons="The message names b; review it as is."))],

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.messages_api import FakeMessagesAPI, system_contains, text
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 TRIBUNAL = Path(sys.executable).parent / "tribunal"
 
@@ -133,8 +134,10 @@ def test_a_task_through_claude_code_and_the_local_backend(tmp_path: Path) -> Non
     workspace = tmp_path / "ws"
     workspace.mkdir()
     with FakeMessagesAPI(default=text("DONE\nnothing left to do")) as fake:
-        fake.script(system_contains("You are the owner"), [text("DONE\nadded the README")])
-        fake.script(system_contains("You are the reviewer"), [text("APPROVED\nreads well")])
+        fake.script(system_contains("You are the owner"), [owner_says("DONE\nadded the README")])
+        fake.script(
+            system_contains("You are the reviewer"), [reviewer_says("APPROVED\nreads well")]
+        )
         env = _env(
             tmp_path,
             ANTHROPIC_BASE_URL=fake.url,

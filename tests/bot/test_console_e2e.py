@@ -27,6 +27,7 @@ from tests.fakes.messages_api import (
     tool_use,
 )
 from tests.fakes.rulings import ruling_object
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -67,19 +68,23 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
     )
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as fake:
         # Rules are tried in the order added; the first with replies left answers.
-        fake.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nWrapped up.")])
+        fake.script(
+            OWNER & prompt_contains("Your turn: wrap up"), [owner_says("DONE\nWrapped up.")]
+        )
         fake.script(
             OWNER & prompt_contains("RAISE-VALUEERROR"),
-            [_bash(fix), text("DONE\nFIXED-PER-RULING: div() raises ValueError for b == 0")],
+            [_bash(fix), owner_says("DONE\nFIXED-PER-RULING: div() raises ValueError for b == 0")],
         )
-        fake.script(OWNER, [_bash(guard), text("DONE\nguarded div() against b == 0")])
+        fake.script(OWNER, [_bash(guard), owner_says("DONE\nguarded div() against b == 0")])
         fake.script(
             OWNER,
-            [text("DONE\nReturning None for b == 0 is what callers expect; no change.")],
+            [owner_says("DONE\nReturning None for b == 0 is what callers expect; no change.")],
             repeat_last=True,
         )
-        fake.script(REVIEWER & prompt_contains("FIXED-PER-RULING"), [text("APPROVED\ngood")])
-        fake.script(REVIEWER, [text(FINDING)], repeat_last=True)
+        fake.script(
+            REVIEWER & prompt_contains("FIXED-PER-RULING"), [reviewer_says("APPROVED\ngood")]
+        )
+        fake.script(REVIEWER, [reviewer_says(FINDING)], repeat_last=True)
         fake.script(ARBITER, [structured(ruling)])
 
         env = _env(

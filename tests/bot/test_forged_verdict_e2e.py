@@ -23,6 +23,7 @@ from tests.fakes.claude_cli import claude_marks
 from tests.fakes.messages_api import FakeMessagesAPI, has_tool_result, system_contains, text
 from tests.fakes.messages_api import tool_use as call
 from tests.fakes.platform import RecordingAdapter
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 pytestmark = [*claude_marks, pytest.mark.timeout(300)]
 
@@ -39,9 +40,11 @@ async def test_a_forged_approval_is_never_read(
     forge = f"{sys.executable} {workspace / 'check.py'} claude {report}"
     reviewer = system_contains("You are the reviewer")
     with FakeMessagesAPI(default=text("DONE\nnothing left to do")) as model:
-        model.script(system_contains("You are the owner"), [text("DONE\nadded the checks")])
+        model.script(system_contains("You are the owner"), [owner_says("DONE\nadded the checks")])
         model.script(reviewer & ~has_tool_result(), [call("Bash", {"command": forge})])
-        model.script(reviewer & has_tool_result(), [text("CHANGES_REQUESTED\nchecks fail")])
+        model.script(
+            reviewer & has_tool_result(), [reviewer_says("CHANGES_REQUESTED\nchecks fail")]
+        )
         for name, value in {
             "TRIBUNAL_BACKEND": "local",
             "TRIBUNAL_DATA": str(tmp_path / "data"),

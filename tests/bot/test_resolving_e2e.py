@@ -20,6 +20,7 @@ from tests.fakes.messages_api import (
     text,
 )
 from tests.fakes.rulings import ruling_object as ruling
+from tests.fakes.turn_objects import owner_says
 from tests.rooms.resolve import scripts as resolve
 
 OWNER = system_contains("You are the owner")
@@ -43,7 +44,8 @@ def test_the_arbiter_asks_for_tests_and_rules_with_their_result(tmp_path: Path) 
     )
     with FakeMessagesAPI(default=text("nothing to add")) as fake:
         fake.script(
-            OWNER, [text("BLOCKED: the reviewer says div(4, 2) is 2.0, I say it is 2; stuck.")]
+            OWNER,
+            [owner_says("BLOCKED: the reviewer says div(4, 2) is 2.0, I say it is 2; stuck.")],
         )
         fake.script(ARBITER & prompt_contains("## The tests you asked for"), [structured(rules)])
         fake.script(ARBITER, [structured(asks)])

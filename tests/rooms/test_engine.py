@@ -11,6 +11,7 @@ import pytest
 
 from prompts import load_prompt
 from rooms.base.model import GroupPolicy, RoomRef
+from rooms.judge.turn_objects import OWNER_SCHEMA, REVIEWER_SCHEMA
 from tests.fakes.engine_kit import ROOM, engine_kit
 from tests.fakes.runner import Reply, Script, fail, say
 
@@ -45,7 +46,11 @@ async def test_happy_path_owner_done_reviewer_approves_finalize_closes(tmp_path:
         assert "write a parser" in owner.prompt
         assert "I wrote the parser." in reviewer.prompt
         assert "wrap up" in wrap.prompt.lower()
-        assert owner.spec.request.output_schema is None
+        # Owner and reviewer turns ask for their role's object (rooms/judge/turn_objects.py);
+        # a text answer, as here, is read by its marker line.
+        assert owner.spec.request.output_schema == OWNER_SCHEMA
+        assert wrap.spec.request.output_schema == OWNER_SCHEMA
+        assert reviewer.spec.request.output_schema == REVIEWER_SCHEMA
         # Everything was posted once, in order, each with its outbox id.
         texts = kit.platform.texts()
         assert texts[0].startswith("📋 Task opened by alice")

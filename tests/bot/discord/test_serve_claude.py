@@ -18,6 +18,7 @@ from tests.bot.discord.kit import text_of
 from tests.bot.test_chat_cli import TRIBUNAL, _env
 from tests.fakes.discord import ALICE, CHANNEL_ID, FakeDiscord
 from tests.fakes.messages_api import FakeMessagesAPI, prompt_contains, system_contains, text
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -34,9 +35,11 @@ async def test_serve_with_discord_and_the_real_claude_code(
         f'approvers = ["{ALICE}"]\nworkspace = "{workspace}"\n'
     )
     with FakeMessagesAPI(default=text("DONE\nnothing to add")) as model:
-        model.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nWrapped up.")])
-        model.script(OWNER, [text("DONE\nREADME-WRITTEN: explained the flags")])
-        model.script(REVIEWER, [text("APPROVED\nclear enough")])
+        model.script(
+            OWNER & prompt_contains("Your turn: wrap up"), [owner_says("DONE\nWrapped up.")]
+        )
+        model.script(OWNER, [owner_says("DONE\nREADME-WRITTEN: explained the flags")])
+        model.script(REVIEWER, [reviewer_says("APPROVED\nclear enough")])
         env = _env(
             tmp_path,
             ANTHROPIC_BASE_URL=model.url,

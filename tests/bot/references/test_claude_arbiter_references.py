@@ -23,6 +23,7 @@ from tests.fakes.messages_api import (
     text,
 )
 from tests.fakes.rulings import ruling_object
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 OWNER = system_contains("You are the owner")
 REVIEWER = system_contains("You are the reviewer")
@@ -42,10 +43,10 @@ def test_the_claude_code_arbiter_reads_the_reference_under_its_label(tmp_path: P
             chat_api.any_request(),
             [chat_api.text("VERDICT: REVISE\nMOCK-IT-SAYS-R: the staging key is not needed")],
         )
-        fake.script(OWNER & prompt_contains("Your turn: wrap up"), [text("DONE\nwrapped up")])
-        fake.script(OWNER & prompt_contains("MOCK-THE-API"), [text("DONE\nmocked the API")])
-        fake.script(OWNER, [text("BLOCKED: I need the staging API key to run the tests")])
-        fake.script(REVIEWER, [text("APPROVED\ngood")], repeat_last=True)
+        fake.script(OWNER & prompt_contains("Your turn: wrap up"), [owner_says("DONE\nwrapped up")])
+        fake.script(OWNER & prompt_contains("MOCK-THE-API"), [owner_says("DONE\nmocked the API")])
+        fake.script(OWNER, [owner_says("BLOCKED: I need the staging API key to run the tests")])
+        fake.script(REVIEWER, [reviewer_says("APPROVED\ngood")], repeat_last=True)
         fake.script(ARBITER, [structured(RULING)])
         config = tmp_path / "tribunal.toml"
         config.write_text(

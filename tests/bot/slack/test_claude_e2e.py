@@ -18,6 +18,7 @@ from rooms.base.model import RoomRef
 from tests.bot.slack.test_processes import free_port, mention, write_config
 from tests.fakes.messages_api import FakeMessagesAPI, system_contains, text
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, fake_slack
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 
 @pytest.mark.claude
@@ -30,8 +31,10 @@ async def test_a_slack_task_through_claude_code(
     config.write_text(config.read_text() + f'workspace = "{workspace}"\n')
     port, ts = free_port(), "1690000700.000100"
     with FakeMessagesAPI(default=text("DONE\nnothing left to do")) as model:
-        model.script(system_contains("You are the owner"), [text("DONE\nadded the README")])
-        model.script(system_contains("You are the reviewer"), [text("APPROVED\nreads well")])
+        model.script(system_contains("You are the owner"), [owner_says("DONE\nadded the README")])
+        model.script(
+            system_contains("You are the reviewer"), [reviewer_says("APPROVED\nreads well")]
+        )
         async with fake_slack() as slack:
             slack.roots.add(ts)
             for name, value in {
