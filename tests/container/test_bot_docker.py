@@ -41,6 +41,7 @@ from tests.fakes.messages_api import (
     tool_use,
 )
 from tests.fakes.platform import RecordingAdapter
+from tests.fakes.turn_objects import owner_says, reviewer_says
 
 pytestmark = [pytest.mark.engine, pytest.mark.claude, pytest.mark.timeout(300)]
 
@@ -160,16 +161,20 @@ def _script_pair(fake: FakeMessagesAPI, owner_command: str, reviewer_command: st
     "the last message carries a tool result" (has_tool_result) does not see it."""
     fake.script(
         system_contains("You are the owner"),
-        [tool_use("Bash", {"command": owner_command}), text("DONE\ncreated hello.txt")],
+        [tool_use("Bash", {"command": owner_command}), owner_says("DONE\ncreated hello.txt")],
     )
     fake.script(
         system_contains("You are the reviewer"),
-        [tool_use("Bash", {"command": reviewer_command}), text("APPROVED\nhello.txt says hi")],
+        [
+            tool_use("Bash", {"command": reviewer_command}),
+            reviewer_says("APPROVED\nhello.txt says hi"),
+        ],
     )
 
 
 def _tool_outputs(fake: FakeMessagesAPI) -> list[str]:
-    """The text of every tool result the agents sent back, in order, each once."""
+    """The text of every tool result the agents sent back, in order, each once; not Claude
+    Code's acknowledgement of a structured answer (its `StructuredOutput` tool)."""
     seen: dict[str, str] = {}
     for call in fake.calls:
         for message in call.messages:
@@ -182,7 +187,7 @@ def _tool_outputs(fake: FakeMessagesAPI) -> list[str]:
                         str(block.get("tool_use_id")),
                         "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict)),
                     )
-    return list(seen.values())
+    return [text for text in seen.values() if text != "Structured output provided successfully"]
 
 
 async def test_a_console_task_runs_in_containers_and_leaves_none(
