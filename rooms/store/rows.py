@@ -179,3 +179,25 @@ def to_outbox(r: sqlite3.Row) -> OutboxRow:
         private_to=r["private_to"],
         in_reply_to=r["in_reply_to"],
     )
+
+
+def insert_turn(
+    db: sqlite3.Connection,
+    task: Task,
+    role: str,
+    owner: str,
+    now: float,
+    tree_before: str | None,
+    resumed_from: str | None,
+) -> Turn:
+    """The task's next turn, `running`, numbered after its last one (the caller has already
+    checked the task's version and lease in the same transaction)."""
+    inserted = one(
+        db,
+        "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
+        " resumed_from, engine_id, started_at)"
+        " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'running', ?, ?, ?, ?"
+        " FROM turns WHERE task_id=? RETURNING *",
+        (task.id, role, task.status, tree_before, resumed_from, owner, now, task.id),
+    )
+    return to_turn(inserted)

@@ -16,7 +16,7 @@ from rooms.base.model import Summon, Task, Turn
 from rooms.base.records import Message
 from rooms.store import history_rows
 from rooms.store.connection import StoreBase
-from rooms.store.rows import Abort, one, to_turn
+from rooms.store.rows import Abort, insert_turn
 
 
 class StepStore(StoreBase):
@@ -51,16 +51,9 @@ class StepStore(StoreBase):
             ).fetchone()
             if guarded is None:
                 raise Abort
-            inserted = one(
-                db,
-                "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
-                " resumed_from, engine_id, started_at)"
-                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'running', ?, ?, ?, ?"
-                " FROM turns WHERE task_id=? RETURNING *",
-                (task.id, role, task.status, tree_before, resumed_from, owner, now, task.id),
-            )
+            turn = insert_turn(db, task, role, owner, now, tree_before, resumed_from)
             messages = history_rows.messages(db, task.id, since_message)
-            return to_turn(inserted), messages, int(guarded[0])
+            return turn, messages, int(guarded[0])
 
         try:
             return await self._transact(insert)

@@ -41,6 +41,7 @@ from rooms.store.rows import (
     Abort,
     enqueue_all,
     ensure_room,
+    insert_turn,
     one,
     record_event,
     to_escalation,
@@ -303,15 +304,7 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
             )
             if cursor.rowcount != 1:
                 raise Abort
-            inserted = one(
-                db,
-                "INSERT INTO turns (task_id, seq, role, phase, status, tree_before,"
-                " resumed_from, engine_id, started_at)"
-                " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, 'running', ?, ?, ?, ?"
-                " FROM turns WHERE task_id=? RETURNING *",
-                (task.id, role, task.status, tree_before, resumed_from, owner, now, task.id),
-            )
-            return to_turn(inserted)
+            return insert_turn(db, task, role, owner, now, tree_before, resumed_from)
 
         try:
             return await self._transact(insert)
