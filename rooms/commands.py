@@ -4,10 +4,10 @@ Dropped: bot messages (only humans open tasks, so bots cannot loop each other), 
 group, and event ids seen before (the event is recorded in the same transaction as its effect).
 A mention in a room without an open task opens one, within the group's caps on open tasks
 (rooms/base/open_caps.py: past one, a private answer and no task). Commands are the first word after
-the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
-no open question and more text, the message is treated as ordinary text), `choose N` (pick option
-N of the open escalation, as its button does: rooms/core/choices.py), `arbitrate [now] [what to
-look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a room with
+the mention, and one table says what each does (rooms/core/command_table.py: its words, what must
+be open, who may, its handler and help line); this module parses, dispatches through it, and
+gives Approve and Reject buttons the same rows (a Choose button picks its option directly:
+rooms/core/choices.py). The console hands its "/" lines over the same way. Anything else in a room with
 an open task is a human message for the next prompt; while the task waits for a person, an
 approver's message is the answer and anyone else gets a clear refusal. At a ceiling only an explicit
 approval grants another budget: an approver's message there is kept on the task as a note and the
@@ -18,18 +18,19 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
 
 from rooms.base.machine import DEFAULT_PROTOCOL
-from rooms.base.model import GroupPolicy, Inbound, Summon, Task
+from rooms.base.model import GroupPolicy, Inbound, Task
 from rooms.base.open_caps import CapReached
-from rooms.base.records import Change, Escalation, MessageDraft, OutboxDraft
-from rooms.base.words import CHOOSE, STOP, WAITING_HUMAN
-from rooms.core.choices import chosen, out_of_range, parse_choice, parse_number
+from rooms.base.records import Change, MessageDraft, OutboxDraft
+from rooms.base.words import APPROVE, CHOOSE, REJECT, WAITING_HUMAN
+from rooms.core.choices import parse_choice
+from rooms.core.command_handlers import Asked, Cancel, choose
+from rooms.core.command_handlers import arbitrate_args as arbitrate_args  # its home before
+from rooms.core.command_table import help_text as help_text  # read by tests and the console
+from rooms.core.command_table import lookup, parse, run
 from rooms.core.context import Ctx
-from rooms.core.decisions import complete_records
 from rooms.core.escalations import (
-    Answer,
     answer,
     may_answer,
     needs_approval,
@@ -39,60 +40,16 @@ from rooms.core.escalations import (
 )
 from rooms.core.protocol import Protocol
 from rooms.core.registry import (
-    COMMANDS as COMMANDS,  # defined beside the registry, which refuses them
+    COMMANDS as COMMANDS,  # the command words (rooms/base/words.py), which no protocol may take
 )
-from rooms.core.registry import by_command, protocol_for, specs
-from rooms.core.status import status_text
-from rooms.core.summons import acknowledgement, not_summonable
+from rooms.core.registry import by_command, protocol_for
+from rooms.core.replies import reply
 from rooms.judge.quoting import inline_quote
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 
-_MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
+__all__ = ["COMMANDS", "arbitrate_args", "handle", "help_text", "parse", "unknown_action"]
+
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
-
-
-def help_text(policy: GroupPolicy) -> str:
-    """The chat's help: the commands, and the protocols' command words from the registry."""
-    openers = ", ".join(f"`{s.opening}`" for s in specs() if s.command)
-    deliberations = f" {openers} open a deliberation." if openers else ""
-    return (
-        f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
-        "it, `status` shows where it is, `approve` / `reject` answer an open question, `choose N` "
-        "picks its option N, "
-        "`arbitrate [what to look at]` calls the arbiter once the running turn ends (`arbitrate "
-        "now` stops that turn); anything else you write reaches the agents' next turn."
-        + deliberations
-    )
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
-_NOW = "now"
-
-Cancel = Callable[[int, str], None]
-
-
-def parse(text: str) -> tuple[str | None, str, str]:
-    """(command or None, the text after the command, the whole text without the mention)."""
-    rest = text
-    while (stripped := _MENTION.sub("", rest, count=1)) != rest:
-        rest = stripped
-    rest = rest.strip()
-    first, _, after = rest.partition(" ")
-    word = first.lstrip("/").rstrip(".,:;!?").lower()
-    if word in COMMANDS:
-        return word, after.strip(), rest
-    return None, "", rest
-
-
-def arbitrate_args(after: str) -> tuple[bool, str]:
-    """(`now` given, the note): `arbitrate now: look at the migration` → (True, "look at …")."""
-    first, _, rest = after.partition(" ")
-    if first.rstrip(".,:;!?—-").lower() == _NOW and first.lower().startswith(_NOW):
-        return True, rest.strip().lstrip(":—-").strip()
-    return False, after.strip()
 
 
 async def handle(ctx: Ctx, inbound: Inbound, cancel: Cancel) -> None:
@@ -113,80 +70,36 @@ async def handle(ctx: Ctx, inbound: Inbound, cancel: Cancel) -> None:
             return
         if inbound.event_id and await ctx.store.seen_event(inbound.event_id):
             return  # a concurrent delivery of the same event won
-    await _reply(ctx, inbound, policy, "Busy right now: please try again in a moment.")
+    await reply(ctx, inbound, policy, "Busy right now: please try again in a moment.")
 
 
 async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Cancel) -> bool:
     """One attempt; False when it lost a race and should be tried again on fresh state."""
     store, room, user = ctx.store, inbound.room, inbound.user
     if inbound.mentions_bot:
-        command, after, whole = parse(inbound.text)
+        word, after, whole = parse(inbound.text)
     else:
-        command, after, whole = None, "", inbound.text.strip()
+        word, after, whole = None, "", inbound.text.strip()
     task = await store.open_task_in(room)
     escalation = await store.open_escalation(task.id) if task else None
-    if command in ("stop", "status", "help") and after:
-        command = None  # "stop the server crashing" is a task or a message, not a command
-    if command in ("approve", "reject", CHOOSE) and escalation is None and after:
-        command = None
-    rest = after if command else whole
-
-    if command == "help":
-        return await _reply(ctx, inbound, policy, help_text(policy))
-    if command == "status":
-        return await _reply(ctx, inbound, policy, await status_text(ctx, room))
-    if command == "arbitrate":
-        return await _arbitrate(ctx, inbound, policy, task, escalation, after)
-    if command == "stop":
-        if task is None:
-            return await _reply(ctx, inbound, policy, "There is no open task to stop here.")
-        if not may_stop(policy, task, user, inbound.roles):
-            text = f"Only an approver or the person who opened task #{task.id} can stop it."
-            return await _reply(ctx, inbound, policy, text, private=True)
-        return await _stop(ctx, inbound, task, cancel)
-    if command == CHOOSE:
-        if task is None or escalation is None or task.status != WAITING_HUMAN:
-            return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
-        if not may_answer(policy, user, inbound.roles):
-            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
-        number = parse_number(after)
-        if number is None:
-            text = f"{user}: write `choose` and the option's number, e.g. `choose 1`."
-            return await _reply(ctx, inbound, policy, text, private=True)
-        return await _choose(ctx, inbound, policy, task, escalation, number)
-    if command in ("approve", "reject"):
-        if task is None or escalation is None or task.status != WAITING_HUMAN:
-            return await _reply(ctx, inbound, policy, "There is no open question to answer here.")
-        if not may_answer(policy, user, inbound.roles):
-            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
-        kind: Answer = "approve" if command == "approve" else "reject"
-        applied = await answer(
-            ctx,
-            task,
-            escalation,
-            room,
-            table=protocol_for(task.protocol).table,
-            user=user,
-            kind=kind,
-            text=rest,
-            event_id=inbound.event_id or None,
-        )
-        if applied is not None and kind == "approve":
-            ctx.spawn(task.id)
-        return applied is not None
+    command = lookup(word) if word else None
+    if command is not None and word is not None and command.applies(after, escalation is not None):
+        asked = Asked(ctx, inbound, policy, word, after, task, escalation, cancel)
+        return await run(command, asked)
+    rest = whole
 
     if task is None:
         if not inbound.mentions_bot:
             return True  # chatter in a room without a task is not for us
         if not rest:
-            return await _reply(ctx, inbound, policy, help_text(policy))
+            return await reply(ctx, inbound, policy, help_text(policy))
         protocol, text = _kind(rest)
         if not text:
-            return await _reply(ctx, inbound, policy, help_text(policy))
+            return await reply(ctx, inbound, policy, help_text(policy))
         return await _open(ctx, inbound, policy, text, protocol)
     if task.status == WAITING_HUMAN and escalation is not None:
         if not may_answer(policy, user, inbound.roles):
-            return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
+            return await reply(ctx, inbound, policy, refusal(policy, user), private=True)
         table = protocol_for(task.protocol).table
         if needs_approval(escalation.kind, table):
             return await _note(ctx, inbound, task, rest)
@@ -269,44 +182,10 @@ async def _open(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, kind
             caps=policy.open_caps,
         )
     except CapReached as refused:
-        return await _reply(ctx, inbound, policy, str(refused), private=True)
+        return await reply(ctx, inbound, policy, str(refused), private=True)
     if task is None:
         return False  # another message opened a task first (or this event was handled)
     ctx.spawn(task.id)
-    return True
-
-
-async def _arbitrate(
-    ctx: Ctx,
-    inbound: Inbound,
-    policy: GroupPolicy,
-    task: Task | None,
-    escalation: Escalation | None,
-    after: str,
-) -> bool:
-    why = not_summonable(task, protocol_for(task.protocol) if task else None, escalation)
-    if why is not None:
-        return await _reply(ctx, inbound, policy, why)
-    assert task is not None
-    now, note = arbitrate_args(after)
-    summon = Summon(by=inbound.user, note=note, now=now, at=ctx.now())
-    running = any(t.status == "running" for t in await ctx.store.turns(task.id))
-    key = f"event:{inbound.event_id}" if inbound.event_id else f"summon:{uuid.uuid4().hex}"
-    text = acknowledgement(task, policy, by=inbound.user, now=now, running=running)
-    stored = await ctx.store.apply(
-        Change(
-            task.id,
-            ctx.now(),
-            event_id=inbound.event_id or None,
-            summon=summon,
-            outbox=[OutboxDraft(key, inbound.room, text, in_reply_to=inbound.event_id or None)],
-        )
-    )
-    if stored is None:
-        return False  # it moved, or someone else's summon won: re-read and say so
-    if now:
-        ctx.interrupt_turn(task.id, f"stopped by {inbound.user}: arbitrate now")
-    ctx.spawn(task.id)  # a turn running elsewhere ends first; the driver then takes the summon
     return True
 
 
@@ -319,52 +198,6 @@ def _cut_note(text: str) -> str:
         f"{HUMAN_TEXT_LIMIT:,} (the whole text is stored). Put what matters first, or attach "
         "long logs to the workspace instead."
     )
-
-
-def may_stop(policy: GroupPolicy, task: Task, user: str, roles: frozenset[str]) -> bool:
-    """Stopping throws the pair's work away: an approver of the group or the task's opener."""
-    return may_answer(policy, user, roles) or task.opened_by == user
-
-
-async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
-    reason = f"stopped by {inbound.user}"
-    closed = await ctx.store.apply(
-        Change(
-            task.id,
-            ctx.now(),
-            expect_version=task.version,
-            event=STOP,
-            event_id=inbound.event_id or None,
-            outbox=[
-                OutboxDraft(
-                    f"stop:{task.id}", inbound.room, f"⏹ Task #{task.id} {reason}. It is closed."
-                )
-            ],
-        )
-    )
-    if closed is None:
-        return False
-    await complete_records(ctx, task.id)
-    cancel(task.id, reason)  # a turn running here stops now; elsewhere its lease renewal fails
-    return True
-
-
-async def _reply(
-    ctx: Ctx, inbound: Inbound, policy: GroupPolicy, text: str, *, private: bool = False
-) -> bool:
-    """Answer the person in the room; `private`: for their eyes only where the platform can."""
-    key = f"event:{inbound.event_id}" if inbound.event_id else f"reply:{uuid.uuid4().hex}"
-    draft = OutboxDraft(
-        key=key,
-        room=inbound.room,
-        text=text,
-        private_to=inbound.user if private else None,
-        in_reply_to=inbound.event_id or None,
-    )
-    await ctx.store.enqueue(
-        [draft], ctx.now(), group=policy.name, event_id=inbound.event_id or None
-    )
-    return True  # a reply for an event seen before is dropped with it: nothing to retry
 
 
 _ESCALATION_ID = re.compile(r"[0-9]{1,18}")
@@ -383,10 +216,10 @@ def unknown_action(action: str | None) -> str:
 async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
     store, user = ctx.store, inbound.user
     value = inbound.action_value or ""
-    if inbound.action not in ("approve", "reject", CHOOSE):
-        return await _reply(ctx, inbound, policy, unknown_action(inbound.action), private=True)
+    if inbound.action not in (APPROVE, REJECT, CHOOSE):
+        return await reply(ctx, inbound, policy, unknown_action(inbound.action), private=True)
     if not may_answer(policy, user, inbound.roles):
-        return await _reply(ctx, inbound, policy, refusal(policy, user), private=True)
+        return await reply(ctx, inbound, policy, refusal(policy, user), private=True)
     # A button's value is an escalation id we wrote (with the option's number, for a choice);
     # anything else (a tampered payload) is stale.
     option = 0
@@ -404,52 +237,17 @@ async def _click(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> bool:
         or task.status != WAITING_HUMAN
         or task.room != inbound.room.key
     ):
-        return await _reply(ctx, inbound, policy, stale_reply(value), private=True)
+        return await reply(ctx, inbound, policy, stale_reply(value), private=True)
     if inbound.action == CHOOSE:
-        return await _choose(ctx, inbound, policy, task, escalation, option)
-    kind: Answer = "approve" if inbound.action == "approve" else "reject"
-    applied = await answer(
-        ctx,
-        task,
-        escalation,
-        inbound.room,
-        table=protocol_for(task.protocol).table,
-        user=user,
-        kind=kind,
-        event_id=inbound.event_id or None,
+        return await choose(ctx, inbound, policy, task, escalation, option)
+    # Approve and Reject are the table's commands, given by a button: the same row runs
+    # (a card posted before options existed cannot approve a question that offers some).
+    command = lookup(inbound.action)
+    assert command is not None
+    return await run(
+        command, Asked(ctx, inbound, policy, inbound.action, "", task, escalation, _no_cancel)
     )
-    if applied is not None and kind == "approve":
-        ctx.spawn(task.id)
-    return applied is not None
 
 
-async def _choose(
-    ctx: Ctx,
-    inbound: Inbound,
-    policy: GroupPolicy,
-    task: Task,
-    escalation: Escalation,
-    option: int,
-) -> bool:
-    """An approver picked option `option` of the open `escalation` (a button or `choose N`):
-    the owner is sent that option's stored text, never the button's label; a number the
-    question does not offer changes nothing and is answered privately."""
-    text = chosen(escalation.options, option)
-    if text is None:
-        why = out_of_range(inbound.user, escalation.id, option, len(escalation.options))
-        return await _reply(ctx, inbound, policy, why, private=True)
-    applied = await answer(
-        ctx,
-        task,
-        escalation,
-        inbound.room,
-        table=protocol_for(task.protocol).table,
-        user=inbound.user,
-        kind="choose",
-        text=text,
-        option=option,
-        event_id=inbound.event_id or None,
-    )
-    if applied is not None:
-        ctx.spawn(task.id)
-    return applied is not None
+def _no_cancel(task_id: int, reason: str) -> None:
+    """A click stops nothing (Stop is a command, not a button)."""

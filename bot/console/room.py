@@ -1,13 +1,14 @@
 """The console room's input side: typed lines in, `Inbound` events and commands to the engine.
 
-Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands: /approve, /reject
-(answer the open escalation), /choose N or the bare number N (pick option N of an open question
-that offers options; the engine's own `choose` command, so the engine checks the number), /stop,
-/status, /arbitrate [now] [note] (read by the engine's own command parser, as a mention on Slack
-or Discord is), /help, /quit; /debate, /resolve and /arena (or the bare words) open a
-deliberation protocol's task; any other line is a message (the task, when no task is open; an
-answer, when the task waits for you). At end of input the room waits until the engine is idle
-(done, or waiting for a person), then ends.
+Each task lives in its own room `RoomRef("console", "local", <n>)`. Commands are the command
+table's (rooms/core/command_table.py), typed after a "/": the console hands the line to the engine
+as a mention on Slack or Discord is, so the engine's one parser and one dispatch answer it, the
+same words, the same checks and the same replies on every platform. The console keeps only what
+is its own: /help (the table's rows, printed as a list), /quit, the bare number N for `choose N`
+while the question offers options, and its answers before it has a room (no task yet).
+/debate, /resolve and /arena (or the bare words) open a deliberation protocol's task; any other
+line is a message (the task, when no task is open; an answer, when the task waits for you). At
+end of input the room waits until the engine is idle (done, or waiting for a person), then ends.
 
 Lockstep: when stdin is not a terminal, each line is handled only after the engine went idle
 after the previous one, so a script like "task / /approve" answers the escalation the task raises
@@ -25,32 +26,38 @@ from typing import Protocol
 
 from bot.console.lines import LineReader
 from bot.console.screen import ConsolePlatform
+from rooms.base import words
 from rooms.base.model import Inbound, RoomRef, Task
 from rooms.base.records import Escalation
-from rooms.core.registry import by_command, specs
+from rooms.base.words import APPROVE, CHOOSE, COMMAND_WORDS, QUIT, REJECT, STATUS, STOP
+from rooms.core.command_table import command_rows, opener_rows, parse
+from rooms.core.registry import by_command
 
 PLATFORM = "console"
 CHANNEL = "local"
 
-# One command per line (issue 27 #6: one 300-character line was hard to read in a terminal);
-# the protocols' lines come from the registry, as each declares itself.
-_COMMANDS = [
-    ("/approve, /reject", "answer the open escalation"),
-    ("/choose N, or N", "pick option N of the open question"),
-    ("/stop", "close the task"),
-    ("/status", "where the task is"),
-    ("/arbitrate [now] [what to look at]", "call the arbiter"),
-]
-_LAST = [
-    ("/help", "this list"),
-    ("/quit", "leave (the task stays open for the next start)"),
-]
+# The console's own answers while it has no room yet (before its first task: a chat channel
+# always exists, the console's room is made by the first task), so it does not make a room only
+# to be told there is nothing in it.
+_BEFORE_ANY_TASK = {
+    STATUS: "no task yet: type one",
+    APPROVE: "nothing to approve: no question is waiting for you",
+    REJECT: "nothing to reject: no question is waiting for you",
+    STOP: "no open task to stop",
+}
+_QUIT_ROW = ("/quit", "leave (the task stays open for the next start)")
 
 
 def _help() -> str:
-    """The console's commands, and the protocols' command words as the registry declares them."""
-    openers = [(f"/{s.opening}", s.summary or "open one") for s in specs() if s.command]
-    rows = [*_COMMANDS, *openers, *_LAST]
+    """The console's help: the command table's rows (rooms/core/command_table.py), the one the
+    chat's help is made of, each typed after a "/", and the protocols' words from the registry;
+    one command a line (issue 27 #6)."""
+    commands = [
+        (row.typed("/") + (", or N" if row.words == (CHOOSE,) else ""), row.help)
+        for row in command_rows()
+    ]
+    openers = [(row.typed("/"), row.help) for row in opener_rows()]
+    rows = [*commands[:-1], *openers, *commands[-1:], _QUIT_ROW]
     lines = [
         f"  {left:<21}  {right}" if len(left) <= 21 else f"  {left}   {right}"
         for left, right in rows
@@ -60,9 +67,10 @@ def _help() -> str:
 
 HELP = _help()
 
-# Commands the engine reads itself (rooms.commands.parse), with the rest of the line: the console
-# hands the whole line over, so every platform shares one parser.
-ENGINE_COMMANDS = ("/arbitrate", "/choose")
+# The commands the engine answers (every one of the table but the help, which the console prints
+# in its own form): the console hands the whole line over, as a mention on Slack or Discord does,
+# so every platform shares one parser and one dispatch.
+ENGINE_COMMANDS = tuple(f"/{word}" for word in COMMAND_WORDS if word != words.HELP)
 
 
 class EngineLike(Protocol):
@@ -96,13 +104,10 @@ class ConsoleRoom:
         self.room: RoomRef | None = None
         self._session = f"{int(clock() * 1000):x}"
         self._events = itertools.count(1)
+        # The console's own commands; every other one of the table goes to the engine.
         self._commands: dict[str, Callable[[], Awaitable[bool]]] = {
-            "/approve": lambda: self._answer("approve"),
-            "/reject": lambda: self._answer("reject"),
-            "/stop": self._stop,
-            "/status": self._status,
-            "/help": self._help,
-            "/quit": self._quit,
+            f"/{words.HELP}": self._help,
+            f"/{QUIT}": self._quit,
         }
 
     async def greet(self) -> None:
@@ -132,17 +137,21 @@ class ConsoleRoom:
         text = line.strip()
         if not text:
             return True
-        word = text.split()[0].lower()
-        if text.startswith("/") and by_command(word[1:]) is None:
-            if word in ENGINE_COMMANDS:
-                room = self.room or await self._room_for_message()
-                await self.engine.handle(self._inbound(room, text=text))
+        first = text.split()[0]
+        if text.startswith("/") and by_command(first[1:].lower()) is None:
+            own = self._commands.get(first.lower())
+            if own is not None:
+                return await own()
+            word, _, _ = parse(text)  # the engine's own parser: what it reads, the console reads
+            if word is None:
+                self.platform.write(f"unknown command {first}; /help lists them")
                 return True
-            command = self._commands.get(word)
-            if command is None:
-                self.platform.write(f"unknown command {text.split()[0]}; /help lists them")
+            if self.room is None and word in _BEFORE_ANY_TASK:
+                self.platform.write(_BEFORE_ANY_TASK[word])
                 return True
-            return await command()
+            room = self.room or await self._room_for_message()
+            await self.engine.handle(self._inbound(room, text=text))
+            return True
         if text.isdecimal() and await self._offers_options():
             text = f"choose {text}"  # the numbered list's answer: the engine checks the number
         room = await self._room_for_message()
@@ -154,33 +163,6 @@ class ConsoleRoom:
         any other question (or none) it is a message like any other."""
         escalation = await self.engine.open_escalation(self.room) if self.room else None
         return escalation is not None and bool(escalation.options)
-
-    async def _answer(self, action: str) -> bool:
-        escalation = self.platform.latest_escalation or await self._open_escalation()
-        if escalation is None or self.room is None:
-            self.platform.write(f"nothing to {action}: no question is waiting for you")
-            return True
-        await self.engine.handle(self._inbound(self.room, action=action, value=escalation))
-        return True
-
-    async def _open_escalation(self) -> str | None:
-        """The open question of this room's task, for a console restarted after it was shown."""
-        escalation = await self.engine.open_escalation(self.room) if self.room else None
-        return str(escalation.id) if escalation else None
-
-    async def _stop(self) -> bool:
-        if self.room is None or await self.engine.open_task_in(self.room) is None:
-            self.platform.write("no open task to stop")
-            return True
-        await self.engine.handle(self._inbound(self.room, text="stop"))
-        return True
-
-    async def _status(self) -> bool:
-        if self.room is None:
-            self.platform.write("no task yet: type one")
-        else:
-            self.platform.say(await self.engine.status_text(self.room))
-        return True
 
     async def _help(self) -> bool:
         self.platform.write(HELP)

@@ -83,6 +83,15 @@ REJECT: Final = "reject"
 # A person picks one of an escalation's options (rooms.core.choices): a button and a command, not
 # an event of its own; the table sees it as an ANSWER carrying the option's text.
 CHOOSE: Final = "choose"
+# The other words a person gives Tribunal after the mention (or typed after a "/" in the console).
+# What each does, who may and its help line: the one command table, rooms/core/command_table.py,
+# whose rows must name exactly these (it checks so when imported). No protocol may open with one
+# (rooms/core/registry.py), nor with the console's own QUIT.
+STATUS: Final = "status"
+ARBITRATE: Final = "arbitrate"
+HELP: Final = "help"
+COMMAND_WORDS: tuple[str, ...] = (STOP, STATUS, APPROVE, REJECT, CHOOSE, ARBITRATE, HELP)
+QUIT: Final = "quit"
 # A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
 # lets people call its judge there; the store keeps the request only where the table allows it.
 SUMMONED: Final = "summoned"

@@ -28,16 +28,16 @@ from rooms.base.machine import (
     forget_table,
     keep_table,
 )
+from rooms.base.words import COMMAND_WORDS, QUIT
 from rooms.core.protocol import Protocol
 
-# The words after the mention that Tribunal answers itself (rooms.commands reads them first).
-# They are defined here, beside the registry, because a protocol opened by one of them would be
-# shadowed (`@tribunal status …` never opens a task) or, in the console, would shadow the
-# command: registering such a protocol is refused.
-COMMANDS = ("stop", "status", "approve", "reject", "choose", "arbitrate", "help")
-# Also taken: the console room's own `/quit` (bot/console/room.py), which it checks after the
-# protocols' words; a test there holds every console command to this list.
-RESERVED = (*COMMANDS, "quit")
+# The words after the mention that Tribunal answers itself (the command table,
+# rooms/core/command_table.py, reads them first), and the console's own `/quit`: a protocol opened
+# by one of them would be shadowed (`@tribunal status …` never opens a task) or, in the console,
+# would shadow the command, so registering such a protocol is refused. A test holds every console
+# command to this list.
+COMMANDS = COMMAND_WORDS
+RESERVED = (*COMMANDS, QUIT)
 # What rooms.commands.parse can produce from the first word: lower case, no leading "/" and no
 # trailing punctuation. A command word of any other form could never be typed.
 _WORD = re.compile(r"[a-z][a-z0-9_-]{0,31}")

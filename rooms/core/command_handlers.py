@@ -1,0 +1,180 @@
+"""What each command of the command table does once it may run (rooms/core/command_table.py
+checks first that its task or question is there and that the person may give it).
+
+Every handler returns False only when it lost a race (a compare-and-swap against the driver or
+another engine) and should be tried again on fresh state; a reply, a refusal or an applied change
+is True.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rooms.base.model import GroupPolicy, Inbound, Summon, Task
+from rooms.base.records import Change, Escalation, OutboxDraft
+from rooms.base.words import APPROVE, STOP
+from rooms.core.choices import chosen, out_of_range, parse_number
+from rooms.core.context import Ctx
+from rooms.core.decisions import complete_records
+from rooms.core.escalations import Answer, answer
+from rooms.core.registry import protocol_for
+from rooms.core.replies import reply
+from rooms.core.status import status_text
+from rooms.core.summons import acknowledgement, not_summonable
+
+Cancel = Callable[[int, str], None]  # stop the task's running turn here, with a reason
+_NOW = "now"
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A command as a person gave it: the word they used (`approve` or `reject` run the same
+    row), the text after it, and the room's open task and question when it arrived."""
+
+    ctx: Ctx
+    inbound: Inbound
+    policy: GroupPolicy
+    word: str
+    after: str
+    task: Task | None
+    escalation: Escalation | None
+    cancel: Cancel
+
+
+async def show_help(asked: Asked, text: str) -> bool:
+    return await reply(asked.ctx, asked.inbound, asked.policy, text)
+
+
+async def show_status(asked: Asked) -> bool:
+    text = await status_text(asked.ctx, asked.inbound.room)
+    return await reply(asked.ctx, asked.inbound, asked.policy, text)
+
+
+async def stop(asked: Asked) -> bool:
+    ctx, inbound, task = asked.ctx, asked.inbound, asked.task
+    assert task is not None  # the table checked it
+    reason = f"stopped by {inbound.user}"
+    closed = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            expect_version=task.version,
+            event=STOP,
+            event_id=inbound.event_id or None,
+            outbox=[
+                OutboxDraft(
+                    f"stop:{task.id}", inbound.room, f"⏹ Task #{task.id} {reason}. It is closed."
+                )
+            ],
+        )
+    )
+    if closed is None:
+        return False
+    await complete_records(ctx, task.id)
+    asked.cancel(
+        task.id, reason
+    )  # a turn running here stops now; elsewhere its lease renewal fails
+    return True
+
+
+async def approve_or_reject(asked: Asked) -> bool:
+    ctx, task, escalation = asked.ctx, asked.task, asked.escalation
+    assert task is not None and escalation is not None  # the table checked them
+    table = protocol_for(task.protocol).table
+    kind: Answer = "approve" if asked.word == APPROVE else "reject"
+    applied = await answer(
+        ctx,
+        task,
+        escalation,
+        asked.inbound.room,
+        table=table,
+        user=asked.inbound.user,
+        kind=kind,
+        text=asked.after,
+        event_id=asked.inbound.event_id or None,
+    )
+    if applied is not None and kind == "approve":
+        ctx.spawn(task.id)
+    return applied is not None
+
+
+async def choose_by_number(asked: Asked) -> bool:
+    assert asked.task is not None and asked.escalation is not None  # the table checked them
+    number = parse_number(asked.after)
+    if number is None:
+        text = f"{asked.inbound.user}: write `choose` and the option's number, e.g. `choose 1`."
+        return await reply(asked.ctx, asked.inbound, asked.policy, text, private=True)
+    return await choose(
+        asked.ctx, asked.inbound, asked.policy, asked.task, asked.escalation, number
+    )
+
+
+async def choose(
+    ctx: Ctx,
+    inbound: Inbound,
+    policy: GroupPolicy,
+    task: Task,
+    escalation: Escalation,
+    option: int,
+) -> bool:
+    """An approver picked option `option` of the open `escalation` (a button or `choose N`):
+    the owner is sent that option's stored text, never the button's label; a number the
+    question does not offer changes nothing and is answered privately."""
+    text = chosen(escalation.options, option)
+    if text is None:
+        why = out_of_range(inbound.user, escalation.id, option, len(escalation.options))
+        return await reply(ctx, inbound, policy, why, private=True)
+    applied = await answer(
+        ctx,
+        task,
+        escalation,
+        inbound.room,
+        table=protocol_for(task.protocol).table,
+        user=inbound.user,
+        kind="choose",
+        text=text,
+        option=option,
+        event_id=inbound.event_id or None,
+    )
+    if applied is not None:
+        ctx.spawn(task.id)
+    return applied is not None
+
+
+def arbitrate_args(after: str) -> tuple[bool, str]:
+    """(`now` given, the note): `arbitrate now: look at the migration` → (True, "look at …")."""
+    first, _, rest = after.partition(" ")
+    if first.rstrip(".,:;!?—-").lower() == _NOW and first.lower().startswith(_NOW):
+        return True, rest.strip().lstrip(":—-").strip()
+    return False, after.strip()
+
+
+async def arbitrate(asked: Asked) -> bool:
+    ctx, inbound, policy, task = asked.ctx, asked.inbound, asked.policy, asked.task
+    protocol = protocol_for(task.protocol) if task else None
+    why = not_summonable(task, protocol, asked.escalation)
+    if why is not None:
+        return await reply(ctx, inbound, policy, why)
+    assert task is not None
+    now, note = arbitrate_args(asked.after)
+    summon = Summon(by=inbound.user, note=note, now=now, at=ctx.now())
+    running = any(t.status == "running" for t in await ctx.store.turns(task.id))
+    key = f"event:{inbound.event_id}" if inbound.event_id else f"summon:{uuid.uuid4().hex}"
+    text = acknowledgement(task, policy, by=inbound.user, now=now, running=running)
+    stored = await ctx.store.apply(
+        Change(
+            task.id,
+            ctx.now(),
+            event_id=inbound.event_id or None,
+            summon=summon,
+            outbox=[OutboxDraft(key, inbound.room, text, in_reply_to=inbound.event_id or None)],
+        )
+    )
+    if stored is None:
+        return False  # it moved, or someone else's summon won: re-read and say so
+    if now:
+        ctx.interrupt_turn(task.id, f"stopped by {inbound.user}: arbitrate now")
+    ctx.spawn(task.id)  # a turn running elsewhere ends first; the driver then takes the summon
+    return True
