@@ -7,11 +7,11 @@ A mention in a room without an open task opens one, within the group's caps on o
 the mention, and one table says what each does (rooms/core/command_table.py: its words, what must
 be open, who may, its handler and help line); this module parses, dispatches through it, and
 gives Approve and Reject buttons the same rows (a Choose button picks its option directly:
-rooms/core/choices.py). The console hands its "/" lines over the same way. Anything else in a room with
-an open task is a human message for the next prompt; while the task waits for a person, an
-approver's message is the answer and anyone else gets a clear refusal. At a ceiling only an explicit
-approval grants another budget: an approver's message there is kept on the task as a note and the
-task keeps waiting (rooms/core/escalations.py `needs_approval`).
+rooms/core/choices.py). The console hands its "/" lines over the same way. Anything else in a
+room with an open task is a human message for the next prompt; while the task waits for a
+person, an approver's message is the answer and anyone else gets a clear refusal. At a ceiling
+only an explicit approval grants another budget: an approver's message there is kept on the task
+as a note and the task keeps waiting (rooms/core/escalations.py `needs_approval`).
 """
 
 from __future__ import annotations
