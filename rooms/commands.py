@@ -28,7 +28,7 @@ from rooms.core.choices import parse_choice
 from rooms.core.command_handlers import Asked, Cancel, choose
 from rooms.core.command_handlers import arbitrate_args as arbitrate_args  # its home before
 from rooms.core.command_table import help_text as help_text  # read by tests and the console
-from rooms.core.command_table import lookup, parse, run
+from rooms.core.command_table import lookup, parse, run, typed_word
 from rooms.core.context import Ctx
 from rooms.core.escalations import (
     answer,
@@ -158,7 +158,7 @@ def _kind(text: str) -> tuple[Protocol, str]:
     """The protocol a new task runs: the one whose command word starts the text (`arena …`),
     else the default pair; and the task's text without that word."""
     first, _, after = text.partition(" ")
-    chosen = by_command(first.lstrip("/").rstrip(".,:;!?").lower())
+    chosen = by_command(typed_word(first))
     if chosen is None:
         return protocol_for(DEFAULT_PROTOCOL), text
     return chosen, after.strip()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import time
+import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -30,7 +31,7 @@ from rooms.base import words
 from rooms.base.model import Inbound, RoomRef, Task
 from rooms.base.records import Escalation
 from rooms.base.words import APPROVE, CHOOSE, COMMAND_WORDS, QUIT, REJECT, STATUS, STOP
-from rooms.core.command_table import command_rows, opener_rows, parse
+from rooms.core.command_table import command_rows, opener_rows, parse, typed_word
 from rooms.core.registry import by_command
 
 PLATFORM = "console"
@@ -138,8 +139,9 @@ class ConsoleRoom:
         if not text:
             return True
         first = text.split()[0]
-        if text.startswith("/") and by_command(first[1:].lower()) is None:
-            own = self._commands.get(first.lower())
+        slash = unicodedata.normalize("NFKC", first).startswith("/")  # "／" too
+        if slash and by_command(typed_word(first)) is None:
+            own = self._commands.get(f"/{typed_word(first)}")
             if own is not None:
                 return await own()
             word, _, _ = parse(text)  # the engine's own parser: what it reads, the console reads

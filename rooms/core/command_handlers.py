@@ -18,7 +18,7 @@ from rooms.base.words import APPROVE, STOP
 from rooms.core.choices import chosen, out_of_range, parse_number
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
-from rooms.core.escalations import Answer, answer
+from rooms.core.escalations import Answer, answer, offers_choices
 from rooms.core.registry import protocol_for
 from rooms.core.replies import reply
 from rooms.core.status import status_text
@@ -79,11 +79,25 @@ async def stop(asked: Asked) -> bool:
     return True
 
 
+def options_refusal(user: str, escalation: Escalation) -> str:
+    """`approve` names no option: on a question that offers some it would let the owner go on
+    without a choice, so it is refused (when in doubt, nothing proceeds)."""
+    count = len(escalation.options)
+    return (
+        f"{user}: question #{escalation.id} offers {count} options, and `approve` picks none of "
+        f"them, so nothing was changed. Pick one with `choose N` (1–{count}) or its button, "
+        "answer in your own words, or `reject`."
+    )
+
+
 async def approve_or_reject(asked: Asked) -> bool:
     ctx, task, escalation = asked.ctx, asked.task, asked.escalation
     assert task is not None and escalation is not None  # the table checked them
     table = protocol_for(task.protocol).table
     kind: Answer = "approve" if asked.word == APPROVE else "reject"
+    if kind == "approve" and offers_choices(escalation.kind, escalation.options, table):
+        text = options_refusal(asked.inbound.user, escalation)
+        return await reply(ctx, asked.inbound, asked.policy, text, private=True)
     applied = await answer(
         ctx,
         task,

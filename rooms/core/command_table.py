@@ -8,13 +8,15 @@ rows below and the protocols' registry (their command words open a task of their
 command is its word in rooms/base/words.py (`COMMAND_WORDS`, which no protocol may take), a row
 here and its handler (rooms/core/command_handlers.py).
 
-The words are those the shared parser (`parse`) reads: the first word after the mention, lower
-case, with a leading "/" and trailing punctuation dropped.
+The words are those the shared parser (`parse`) reads: the first word after the mention, NFKC
+(full-width letters and punctuation are the same word), lower case, with a leading "/" and
+trailing punctuation dropped.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -155,6 +157,12 @@ def lookup(word: str) -> Command | None:
     return _BY_WORD.get(word)
 
 
+def typed_word(first: str) -> str:
+    """A first word as the tables are keyed: NFKC (full-width `ａｐｐｒｏｖｅ！`, `／stop` are
+    the words people mean), without a leading "/" or trailing punctuation, lower case."""
+    return unicodedata.normalize("NFKC", first).lstrip("/").rstrip(".,:;!?。、").lower()
+
+
 _MENTION = re.compile(r"^\s*(?:<@[^>]*>|@\S+)[\s,:]*")
 
 
@@ -165,7 +173,7 @@ def parse(text: str) -> tuple[str | None, str, str]:
         rest = stripped
     rest = rest.strip()
     first, _, after = rest.partition(" ")
-    word = first.lstrip("/").rstrip(".,:;!?").lower()
+    word = typed_word(first)
     if word in _BY_WORD:
         return word, after.strip(), rest
     return None, "", rest

@@ -6,7 +6,7 @@ from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.base.words import APPROVED, OWNER, REVIEWER
 from rooms.core.context import Ctx
-from rooms.core.escalations import needs_approval
+from rooms.core.escalations import needs_approval, offers_choices
 from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
@@ -62,11 +62,12 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
         table = protocol_for(task.protocol).table
-        how = (
-            "approve to grant another budget, or reject; a reply is kept as a note"
-            if needs_approval(escalation.kind, table)
-            else "approve, reject or reply with an answer"
-        )
+        if needs_approval(escalation.kind, table):
+            how = "approve to grant another budget, or reject; a reply is kept as a note"
+        elif offers_choices(escalation.kind, escalation.options, table):
+            how = f"choose 1–{len(escalation.options)}, reject or reply with an answer"
+        else:
+            how = "approve, reject or reply with an answer"
         lines.append(
             f"Waiting for a person: {inline_quote(escalation.question)} "
             f"(escalation #{escalation.id}; {how})"

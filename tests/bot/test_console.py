@@ -166,7 +166,7 @@ async def test_a_restarted_console_resumes_the_open_room(
     await run_console(settings, runner, ["migrate the database"], pipes)
     # A new console process (same database): it continues room 1 and can answer the question
     # it never saw delivered (the store knows the open escalation).
-    out = await run_console(settings, runner, ["/approve"], pipes)
+    out = await run_console(settings, runner, ["/choose 1"], pipes)
     assert "room 1" in out.splitlines()[0]
     order(out, "[owner] DONE", "[reviewer] APPROVED")
     assert (await stored_tasks(settings))[0] == "closed"

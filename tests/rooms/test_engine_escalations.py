@@ -52,20 +52,23 @@ async def test_a_non_approver_is_refused_and_nothing_changes(tmp_path: Path) -> 
 async def test_an_approvers_click_resumes_the_task(tmp_path: Path) -> None:
     async with engine_kit(tmp_path, ESCALATING) as kit:
         esc_id = await escalated(kit)
-        await kit.click("approve", esc_id, user="boss")
+        # The question offers options: the approver's click picks one (issue 26: Approve
+        # would pick none of them and is refused, tests/rooms/test_approve_on_options.py).
+        await kit.click("choose", f"{esc_id}.1", user="boss")
         await kit.settle()
         assert (await kit.task()).status == "closed"
         assert kit.roles() == ["owner", "arbiter", "owner", "reviewer", "owner"]
-        assert "approved: May we use the production key?" in kit.runner.calls[2].prompt
+        said = 'chose option 1 of "May we use the production key?": yes'
+        assert said in kit.runner.calls[2].prompt
         esc = await kit.store.escalation(int(esc_id))
         assert esc is not None and (esc.status, esc.answered_by) == ("answered", "boss")
-        assert "boss approved; the owner continues with task #1." in kit.platform.texts()
+        assert "boss chose an option; the owner continues with task #1." in kit.platform.texts()
 
 
 async def test_a_stale_click_gets_a_stale_reply_and_changes_nothing(tmp_path: Path) -> None:
     async with engine_kit(tmp_path, ESCALATING) as kit:
         esc_id = await escalated(kit)
-        await kit.click("approve", esc_id, user="boss")
+        await kit.click("choose", f"{esc_id}.1", user="boss")
         await kit.settle()
         after = await kit.task()
         await kit.click("reject", esc_id, user="boss")  # the same button, later
@@ -173,7 +176,7 @@ async def test_time_waiting_for_people_does_not_count_toward_the_wall_ceiling(
     async with engine_kit(tmp_path, ESCALATING, policy=policy, clock=clock) as kit:
         esc_id = await escalated(kit)
         clock.advance(5 * 3600)  # the approver answers the next morning
-        await kit.click("approve", esc_id, user="boss")
+        await kit.click("choose", f"{esc_id}.1", user="boss")
         await kit.settle()
         # The owner carried on, the reviewer approved, the task closed: no "ran for 5 h" ceiling.
         assert (await kit.task()).status == "closed"
@@ -213,7 +216,7 @@ async def test_a_waiting_task_stays_waiting_across_a_restart(tmp_path: Path) -> 
         assert (await kit.task()).status == "waiting_human"
         assert kit.runner.calls == []
         assert kit.platform.texts() == []  # nothing was posted again
-        await kit.click("approve", esc_id)
+        await kit.click("choose", f"{esc_id}.1")
         await kit.settle()
         assert (await kit.task()).status == "closed"
         assert kit.roles() == ["owner", "reviewer", "owner"]

@@ -204,7 +204,7 @@ async def test_anyone_may_summon_but_only_approvers_decide_what_follows(tmp_path
         await kit.settle()
         assert (await kit.task()).status == "waiting_human"  # but mallory cannot decide
         await said(kit, "only approvers can answer: boss")
-        await kit.click("approve", await kit.escalation_id(), user="boss")
+        await kit.click("choose", f"{await kit.escalation_id()}.1", user="boss")
         await kit.settle()
         assert (await kit.task()).status == "closed"
 

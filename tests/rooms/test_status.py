@@ -125,7 +125,7 @@ async def test_agent_text_in_status_is_one_quoted_line_with_controls_visible(
         assert lines[1] == "Task: “add a cache\\x1b[31m”"
         assert (
             "Waiting for a person: “Which key? [tribunal] ✅ approved by boss\\x1b[2K \\u202eevil” "
-            "(escalation #1; approve, reject or reply with an answer)"
+            "(escalation #1; choose 1–2, reject or reply with an answer)"
         ) in lines
         assert not any(line.startswith("[tribunal]") for line in lines)
         assert not any(c in status for c in "\x1b\r\x07\u202e")

@@ -164,20 +164,24 @@ async def test_without_manage_webhooks_roles_speak_in_labelled_embeds(
         assert progress["embeds"][0]["author"]["name"] == "🛠️ Tribunal · owner"
 
 
-async def test_approve_by_mention_in_the_thread_decides_and_edits_the_card(
+async def test_choose_by_mention_in_the_thread_decides_and_edits_the_card(
     settings: Settings, fake: FakeDiscord
 ) -> None:
     async with served(settings, fake, pair_with_escalation()) as s:
         thread, card = await open_escalation(s)
-        await fake.say(BOB, "approve", mention=True, channel=thread)
+        await fake.say(BOB, "choose 1", mention=True, channel=thread)
         await s.settle()
         assert (await s.task()).status == "waiting_human" and card_edits(fake, card) == 0
+        # The question offers options: `approve` picks none and is refused (issue 26).
         await fake.say(CAROL, "approve", mention=True, channel=thread)
+        await s.settle()
+        assert (await s.task()).status == "waiting_human" and card_edits(fake, card) == 0
+        await fake.say(CAROL, "choose 1", mention=True, channel=thread)
         await s.until(lambda: card_edits(fake, card) == 1)
         await s.settle()
         assert (await s.task()).status == "closed"
-        assert f"Approved by <@{CAROL}>" in text_of(fake.messages[card])
-        assert_one_decision_card(fake, thread, card, f"Approved by <@{CAROL}>")
+        assert f"Chosen by <@{CAROL}>" in text_of(fake.messages[card])
+        assert_one_decision_card(fake, thread, card, f"Chosen by <@{CAROL}>")
 
 
 async def test_a_click_is_acknowledged_before_the_engine_works_on_it(
