@@ -135,7 +135,9 @@ async def test_tests_that_do_not_discriminate_escalate_with_every_positions_diss
         summary = posted(kit, "🧪 **Not resolved**")
         assert "- **A:** parse() drops the trailing newline (why A)" in summary
         assert "- **B:** parse() keeps it (why B)" in summary
-        await kit.click("approve", str(esc.id))
+        # The question offers options: Approve picks none and is refused (issue 26); a choice
+        # answers it, and in resolve an answer closes the task.
+        await kit.click("choose", f"{esc.id}.3")
         await kit.settle()
         assert (await kit.task()).status == CLOSED
 
