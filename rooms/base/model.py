@@ -272,6 +272,9 @@ class Turn(Record):
     structured: dict[str, Any] | None = None  # the JSON-schema output, when one was asked for
     # Where an owner's or reviewer's marker came from: its validated object or its text.
     marker_source: str | None = None
+    # Why the marker is not the turn's own first one, when in doubt (rooms/judge/turn_objects.py):
+    # "conflicting", "qualified", "uncertain" (text), "conditions", "open_findings" (object).
+    marker_doubt: str | None = None
 
 
 class Ruling(Record):

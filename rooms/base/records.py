@@ -140,6 +140,7 @@ class TurnEnd:
     marker: str | None = None
     unmarked: bool = False
     marker_source: str | None = None  # "object" / "text" (rooms/judge/turn_objects.py)
+    marker_doubt: str | None = None  # why the marker is not the turn's own first one (ditto)
     error_code: str | None = None
     error: str | None = None
     tree: str | None = None

@@ -80,7 +80,9 @@ def _one_line(text: str) -> str:
 
 def _what(turn: Turn) -> str:
     if turn.status == "done":
-        return turn.marker or "done"
+        # A reading in doubt says why it is not the turn's own marker (turn_objects.py).
+        doubt = f" (in doubt: {turn.marker_doubt})" if turn.marker_doubt else ""
+        return (turn.marker or "done") + doubt
     return f"{turn.status} ({_one_line(turn.error)})" if turn.error else turn.status
 
 

@@ -98,6 +98,7 @@ def ended(turn: Turn, end: TurnEnd) -> Turn:
             "marker": end.marker,
             "unmarked": end.unmarked,
             "marker_source": end.marker_source,
+            "marker_doubt": end.marker_doubt,
             "error": end.error,
             "tree": end.tree,
             "session_id": end.session_id if end.session_id is not None else turn.session_id,

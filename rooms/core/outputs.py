@@ -20,12 +20,14 @@ def turn_end(
     unmarked: bool = False,
     tree: str | None = None,
     source: str | None = None,
+    doubt: str | None = None,
     structured: dict[str, Any] | None = None,
     output: str | None = None,
 ) -> TurnEnd:
     """`structured`: the object to store instead of the runner's (the engine's numbering of a
     reviewer's findings); `output`: the text to store instead of the runner's (a structured
-    turn's prose); `source`: where the marker was read from."""
+    turn's prose); `source`: where the marker was read from; `doubt`: why it is not the
+    turn's own first marker (rooms/judge/turn_objects.py)."""
     status: Literal["done", "failed"] = "failed" if run.failed else "done"
     code, error = run.failure() if run.failed else (None, None)
     return TurnEnd(
@@ -37,6 +39,7 @@ def turn_end(
         marker=marker,
         unmarked=unmarked,
         marker_source=source,
+        marker_doubt=doubt,
         error_code=code,
         error=error,
         tree=tree,

@@ -11,6 +11,7 @@ from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
 from rooms.judge.quoting import inline_quote, one_line
+from rooms.judge.turn_objects import TEXT
 from rooms.references.render import status_lines
 from rooms.work.worktrees import branch_head
 
@@ -59,6 +60,9 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     if task.summon is not None:
         when = "at once" if task.summon.now else "when the running turn ends"
         lines.append(f"Arbiter called by {one_line(task.summon.by)}: it rules {when}.")
+    counted = markers_line(turns)
+    if counted:
+        lines.append(counted)
     escalation = await store.open_escalation(task.id)
     if escalation is not None:
         table = protocol_for(task.protocol).table
@@ -99,7 +103,29 @@ async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> l
     if head is not None:
         lines.append(f"Branch `{head[0]}` at {head[1][:12]}.")
     lines.append(f"Turns: {task.turns} · tokens: {task.tokens:,} · cost: ${task.cost_usd:.2f}.")
+    counted = markers_line(await ctx.store.turns(task.id))
+    if counted:
+        lines.append(counted)
     return lines
+
+
+def markers_line(turns: list[Turn]) -> str | None:
+    """Where the owner's and reviewer's markers were read from and how many were in doubt
+    (rooms/judge/turn_objects.py), so a text fallback or a doubtful reading is counted where
+    people look; None when no turn has a reading yet (deliberation protocols, old turns)."""
+    read = [t for t in turns if t.status == "done" and t.marker_source is not None]
+    if not read:
+        return None
+    text = sum(t.marker_source == TEXT for t in read)
+    line = f"Markers: {text} read from text, {len(read) - text} from objects"
+    doubts = [t.marker_doubt for t in read if t.marker_doubt]
+    if doubts:
+        kinds = ", ".join(
+            f"{kind} ×{doubts.count(kind)}" if doubts.count(kind) > 1 else kind
+            for kind in dict.fromkeys(doubts)
+        )
+        line += f" · {len(doubts)} in doubt ({kinds})"
+    return line
 
 
 async def _outcome(ctx: Ctx, task: Task) -> str:

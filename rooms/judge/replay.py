@@ -1,7 +1,8 @@
 """Replaying a transcript through the engine's own parsers and detectors (DESIGN §10).
 
 Each turn goes through what the engine would run after it: owner and reviewer turns through
-`markers.find_marker` and then `detectors.check` over the history so far; arbiter turns through
+`turn_objects.read_turn` (their object when the transcript gives a valid one, else the marker
+line of their text) and then `detectors.check` over the history so far; arbiter turns through
 `verdicts.parse_ruling` and into the history as a ruling; human turns into the history as human
 messages. Rulings and human messages reset what they reset in the detectors. There is no clock
 in a transcript, so the time, token and cost ceilings never fire here; the turn ceiling does
@@ -16,11 +17,12 @@ from dataclasses import replace
 
 from pydantic import BaseModel
 
-from rooms.base.markers import find_marker
 from rooms.base.model import Firing, Thresholds
 from rooms.base.words import ARBITER, HUMAN, PROCEED
 from rooms.judge.detectors import Step, bounded, check, remembers_proceed
+from rooms.judge.finding_ledger import Ledger
 from rooms.judge.transcript import Transcript
+from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.judge.verdicts import parse_ruling
 
 
@@ -30,6 +32,10 @@ class ReplayRow(BaseModel):
     marker: str | None
     verdict: str | None
     deadlock: str | None
+    # Owner and reviewer turns: where the marker was read from ("object" / "text"), and why
+    # it is not the turn's own first marker when in doubt (rooms/judge/turn_objects.py).
+    marker_source: str | None = None
+    doubt: str | None = None
 
 
 DEFAULT_THRESHOLDS = Thresholds()  # frozen: safe to share as a default
@@ -45,10 +51,13 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
     last_firing: Firing | None = None
     proceeded: set[str] = set()  # firings ruled PROCEED on, as the engine remembers them
     rows: list[ReplayRow] = []
+    ledger = Ledger()  # the structured reviews' findings, numbered as the engine numbers them
     for index, turn in enumerate(t.turns):
         marker: str | None = None
         verdict: str | None = None
         deadlock: str | None = None
+        source: str | None = None
+        doubt: str | None = None
         if turn.role == HUMAN:
             steps.append(Step(kind="human", role=HUMAN, text=bounded(turn.text), marker=None))
         elif turn.role == ARBITER:
@@ -59,12 +68,20 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
             steps.append(Step(kind="ruling", role=ARBITER, text=bounded(turn.text), marker=verdict))
         else:
             agent_turns += 1
-            # Raw marker, no unmarked default: the row reports what the text says. The
+            # Raw marker, no unmarked default: the row reports what the turn says. The
             # detectors apply the engine's defaults themselves.
-            marker = find_marker(turn.text, turn.role)
+            reading = read_turn(turn.role, turn.text, turn.structured)
+            marker, source, doubt = reading.marker, reading.source, reading.doubt
+            # The engine stores and compares a structured turn's prose, as here.
+            text = reading.prose if reading.prose is not None else turn.text
+            open_ids = None
+            if isinstance(reading.turn, ReviewerTurn):  # its findings by the engine's ids
+                ledger = ledger.after(ledger.numbered(reading.turn))
+                open_ids = ledger.open_ids()
             step = Step(
-                kind="turn", role=turn.role, text=bounded(turn.text), marker=marker, tree=turn.tree
-            )
+                kind="turn", role=turn.role, text=bounded(text), marker=marker, tree=turn.tree,
+                open_ids=open_ids,
+            )  # fmt: skip
             steps.append(step)
             firing = check(
                 steps,
@@ -79,7 +96,15 @@ def replay(t: Transcript, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> list[R
             last_firing = firing or last_firing
             deadlock = firing.detector if firing is not None else None
         rows.append(
-            ReplayRow(turn=index, role=turn.role, marker=marker, verdict=verdict, deadlock=deadlock)
+            ReplayRow(
+                turn=index,
+                role=turn.role,
+                marker=marker,
+                verdict=verdict,
+                deadlock=deadlock,
+                marker_source=source,
+                doubt=doubt,
+            )  # fmt: skip
         )
     return rows
 

@@ -1,7 +1,11 @@
 """Transcript files: a recorded room as JSON (DESIGN §10), for `tribunal replay` and for tests.
 
     {"task": "text", "turns": [{"role": "owner|reviewer|arbiter|human", "text": "…",
-      "tree": "optional workspace tree hash"}]}
+      "tree": "optional workspace tree hash", "structured": {optional: the turn's object}}]}
+
+`structured` is an owner's or reviewer's output object as the store keeps it (DESIGN §3
+"Structured turns"): replay reads the marker from it first, as the engine does, and from the
+text when it is missing or invalid.
 
 `load_transcript` either returns a valid `Transcript` or raises `TranscriptError` with a message
 a person can act on: which file, where, and what is wrong. Unknown keys are refused rather than
@@ -32,6 +36,7 @@ class TranscriptTurn(BaseModel):
     role: TranscriptRole
     text: str
     tree: str | None = None
+    structured: dict[str, Any] | None = None
 
 
 class Transcript(BaseModel):

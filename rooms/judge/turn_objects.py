@@ -6,7 +6,12 @@ Every owner and reviewer turn asks its runner for its role's object. The object 
 its pydantic model at this boundary; a missing or invalid one falls back to the text markers
 (rooms/base/markers.py), and the reading says which (`source`: object / text), so the fallback
 is stored with the turn and can be counted. When in doubt, not approved: a reviewer's APPROVED
-with any condition reads CHANGES_REQUESTED.
+with any condition, or with a finding of its own list still open, reads CHANGES_REQUESTED.
+
+A reading also says why it is not what the turn's first marker says (`doubt`, stored with the
+turn as `marker_doubt` and counted by `tribunal replay --json` and the status): from the text,
+the marker parser's "conflicting", "qualified" or "uncertain" (rooms/base/markers.py); from an
+object, "conditions" or "open_findings".
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rooms.base.markers import find_marker
+from rooms.base.markers import read_marker
 from rooms.base.words import APPROVED, CHANGES_REQUESTED, OWNER, REVIEWER, Role
 from rooms.judge.structured import StructuredError, read_object, strict_schema
 
@@ -25,6 +30,12 @@ TEXT: Literal["text"] = "text"
 Source = Literal["object", "text"]
 FindingStatus = Literal["open", "resolved", "withdrawn"]
 OPEN: FindingStatus = "open"
+# Why an object's APPROVED is not taken (the text path's doubts are the marker parser's).
+CONDITIONS = "conditions"  # it lists conditions: it depends on something not yet done
+# It leaves a finding of its own list open. A finding it leaves out is not counted: an approval
+# with an empty list is the reviewer's word on the whole, and counting the ledger's left-out
+# findings would send a model that approves that way round after round to the round cap.
+OPEN_FINDINGS = "open_findings"
 _TEXT_CHARS = 4000  # one finding's text or one dispute's evidence; longer is cut, not refused
 
 
@@ -94,6 +105,7 @@ class TurnReading:
     source: Source
     turn: ReviewerTurn | OwnerTurn | None = None
     problem: str = ""  # why there was no valid object, when the text was read instead
+    doubt: str | None = None  # why the marker is not the turn's own first one (see above)
 
     @property
     def prose(self) -> str | None:
@@ -107,13 +119,21 @@ def read_turn(role: Role, output: str, structured: dict[str, Any] | None) -> Tur
     try:
         obj = read_object(output, structured, model)
     except StructuredError as exc:
-        return TurnReading(find_marker(output, role), TEXT, problem=str(exc))
-    return TurnReading(_marker(obj), OBJECT, obj)
-
-
-def _marker(obj: ReviewerTurn | OwnerTurn) -> str:
+        text = read_marker(output, role)
+        return TurnReading(text.marker, TEXT, problem=str(exc), doubt=text.doubt)
     if isinstance(obj, OwnerTurn):
-        return obj.status
-    if obj.verdict == APPROVED and any(c.strip() for c in obj.conditions):
-        return CHANGES_REQUESTED  # an approval that depends on something not yet done
-    return obj.verdict
+        return TurnReading(obj.status, OBJECT, obj)
+    doubt = _approval_doubt(obj)
+    return TurnReading(CHANGES_REQUESTED if doubt else obj.verdict, OBJECT, obj, doubt=doubt)
+
+
+def _approval_doubt(review: ReviewerTurn) -> str | None:
+    """Why a reviewer object's APPROVED is not an approval: it depends on something not yet
+    done (a condition), or it leaves one of its own findings open. None otherwise."""
+    if review.verdict != APPROVED:
+        return None
+    if any(c.strip() for c in review.conditions):
+        return CONDITIONS
+    if any(f.status == OPEN for f in review.findings):
+        return OPEN_FINDINGS
+    return None

@@ -55,8 +55,6 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
     role = turn.role
     # The turn's object when it gave a valid one, else its marker line (rooms/judge/turn_objects).
     reading = read_turn(OWNER if role == OWNER else REVIEWER, run.output, run.structured)
-    found = reading.marker
-    marker = found or UNMARKED[role]
     tree = await tree_hash(policy.workspace)
     stored = reading.turn.model_dump() if reading.turn is not None else run.structured
     # A structured turn's text is its prose: what the thread reads, the others are quoted and
@@ -71,9 +69,11 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         stored = review.model_dump()
         summary = findings_summary(before, before.after(review))
         shown = f"{text}\n\n{summary}" if summary else text
+    found = reading.marker
+    marker = found or UNMARKED[role]
     end = turn_end(
         turn, run, now, marker=marker, unmarked=found is None, tree=tree,
-        source=reading.source, structured=stored, output=text,
+        source=reading.source, doubt=reading.doubt, structured=stored, output=text,
     )  # fmt: skip
     done = turn.model_copy(
         update={
@@ -83,6 +83,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
             "tree": tree,
             "structured": stored,
             "marker_source": reading.source,
+            "marker_doubt": reading.doubt,
         }
     )
     steps = history.with_turn(done).steps()

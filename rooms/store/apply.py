@@ -164,7 +164,7 @@ def _finish_turn(db: sqlite3.Connection, c: Change) -> None:
     t = c.turn
     cursor = db.execute(
         "UPDATE turns SET status=?, output=?, structured=?, marker=?, unmarked=?, marker_source=?,"
-        " error_code=?,"
+        " marker_doubt=?, error_code=?,"
         " error=?, tree=?, session_id=COALESCE(?, session_id), ended_at=?"
         " WHERE id=? AND task_id=? AND status='running'",
         (
@@ -174,6 +174,7 @@ def _finish_turn(db: sqlite3.Connection, c: Change) -> None:
             t.marker,
             t.unmarked,
             t.marker_source,
+            t.marker_doubt,
             t.error_code,
             t.error,
             t.tree,

@@ -125,6 +125,7 @@ def to_turn(r: sqlite3.Row) -> Turn:
         marker=r["marker"],
         unmarked=bool(r["unmarked"]),
         marker_source=r["marker_source"],
+        marker_doubt=r["marker_doubt"],
         error=r["error"],
         tree=r["tree"],
         session_id=r["session_id"],

@@ -283,6 +283,13 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE turns ADD COLUMN marker_source TEXT"
         " CHECK (marker_source IS NULL OR marker_source IN ('object', 'text'))",
     ],
+    [
+        # 9: why an owner's or reviewer's marker is not its own first one, when in doubt (the
+        # text's "conflicting" / "qualified" / "uncertain", an object's "conditions" /
+        # "open_findings": rooms/judge/turn_objects.py), so readings in doubt can be counted.
+        # No CHECK: a new kind of doubt must not need a migration to be stored.
+        "ALTER TABLE turns ADD COLUMN marker_doubt TEXT",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

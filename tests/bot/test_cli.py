@@ -94,7 +94,9 @@ def test_replay_json_rows(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     )
     assert main(["replay", str(path), "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [set(r) for r in rows] == [{"turn", "role", "marker", "verdict", "deadlock"}] * 5
+    keys = {"turn", "role", "marker", "verdict", "deadlock", "marker_source", "doubt"}
+    assert [set(r) for r in rows] == [keys] * 5
+    assert [r["marker_source"] for r in rows] == ["text", "text", None, None, None]
     assert [r["turn"] for r in rows] == [0, 1, 2, 3, 4]
     assert [r["role"] for r in rows] == ["owner", "reviewer", "human", "arbiter", "arbiter"]
     assert rows[0]["marker"] == "DONE" and rows[0]["verdict"] is None

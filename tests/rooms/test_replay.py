@@ -103,6 +103,8 @@ def test_json_rows_have_exactly_the_documented_shape() -> None:
         "marker": "DONE",
         "verdict": None,
         "deadlock": None,
+        "marker_source": "text",
+        "doubt": None,
     }
 
 
