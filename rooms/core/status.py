@@ -9,7 +9,7 @@ from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval, offers_choices
 from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
-from rooms.judge.detectors import duration_words
+from rooms.judge.ceilings import duration_words
 from rooms.judge.quoting import inline_quote, one_line
 from rooms.judge.turn_objects import TEXT
 from rooms.references.render import status_lines

@@ -14,8 +14,8 @@ from functools import lru_cache
 from rooms.base.model import Turn
 from rooms.base.records import FiringRow, Message, VerdictRow
 from rooms.base.words import ARBITER, HUMAN, OWNER, RESET, ROLES
-from rooms.judge.detectors import Step, bounded
 from rooms.judge.finding_ledger import Ledger, stored_review
+from rooms.judge.steps import Step, bounded
 
 
 @dataclass(frozen=True)

@@ -49,3 +49,11 @@ def inline_quote(text: str, limit: int = 300) -> str:
     """`text` as one quoted line of at most `limit` characters inside the quotes."""
     flat = one_line(text)
     return f"“{flat}”" if len(flat) <= limit else f"“{flat[: limit - 1]}…”"
+
+
+REASON_QUOTE_CHARS = 160  # agent words inside a detector's one-line reason
+
+
+def in_reason(text: str) -> str:
+    """Agent words quoted in a detector's reason, which the room and the status show."""
+    return inline_quote(text, REASON_QUOTE_CHARS)

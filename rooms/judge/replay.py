@@ -19,8 +19,9 @@ from pydantic import BaseModel
 
 from rooms.base.model import Firing, Thresholds
 from rooms.base.words import ARBITER, HUMAN, PROCEED
-from rooms.judge.detectors import Step, bounded, check, remembers_proceed
+from rooms.judge.detectors import check, remembers_proceed
 from rooms.judge.finding_ledger import Ledger
+from rooms.judge.steps import Step, bounded
 from rooms.judge.transcript import Transcript
 from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.judge.verdicts import parse_ruling

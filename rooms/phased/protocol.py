@@ -32,7 +32,7 @@ from rooms.core.escalations import ask as ask_people
 from rooms.core.outputs import post, turn_end
 from rooms.core.protocol import Step, TurnStart, decided
 from rooms.core.turns import RunOutcome, build_spec
-from rooms.judge.detectors import _ceiling  # the one definition of the task ceilings
+from rooms.judge.ceilings import ceiling  # the one definition of the task ceilings
 from rooms.phased.deliberation import Ask, Conclusion, Post, Reply
 from rooms.work import files, snapshots
 from runners.protocol import RunSpec
@@ -216,7 +216,7 @@ def over_ceiling(step: Step, run: RunOutcome) -> Firing | None:
     """The task ceiling `run` reaches (None: none), counted as the pair counts: this turn
     included, and without the time spent waiting for people (also the pair's resolving phase)."""
     task = step.task
-    return _ceiling(
+    return ceiling(
         step.limits,
         turns=len(step.history.turns),
         tokens=task.tokens + run.usage.tokens,
