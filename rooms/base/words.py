@@ -64,8 +64,11 @@ NEEDS_CONTEXT: Final = "NEEDS_CONTEXT"
 BLOCKED: Final = "BLOCKED"
 APPROVED: Final = "APPROVED"
 CHANGES_REQUESTED: Final = "CHANGES_REQUESTED"
-OWNER_MARKERS = (DONE, NEEDS_CONTEXT, BLOCKED)
-REVIEWER_MARKERS = (APPROVED, CHANGES_REQUESTED, NEEDS_CONTEXT, BLOCKED)
+# Each side's markers as types, for the structured turns' schemas (rooms/judge/turn_objects.py).
+OwnerMarker = Literal["DONE", "NEEDS_CONTEXT", "BLOCKED"]
+ReviewerMarker = Literal["APPROVED", "CHANGES_REQUESTED", "NEEDS_CONTEXT", "BLOCKED"]
+OWNER_MARKERS: tuple[OwnerMarker, ...] = get_args(OwnerMarker)
+REVIEWER_MARKERS: tuple[ReviewerMarker, ...] = get_args(ReviewerMarker)
 STUCK = (BLOCKED, NEEDS_CONTEXT)  # either side cannot go on without help
 # What a turn with no marker counts as (it is stored as unmarked).
 UNMARKED: dict[str, str] = {OWNER: DONE, REVIEWER: CHANGES_REQUESTED}

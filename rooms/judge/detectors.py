@@ -138,8 +138,8 @@ def _stagnation(window: Sequence[Step], rounds: list[Round], t: Thresholds) -> F
     return Firing(
         detector=STAGNATION,
         reason=(
-            f"the same round has happened {occurrences} times: the owner's output, the "
-            "reviewer's findings and the workspace are unchanged"
+            f"the same round has happened {occurrences} times: the owner's output, the reviewer's "
+            "findings and the workspace are unchanged"
         ),
         fingerprint=latest,
         extra={"occurrences": occurrences},

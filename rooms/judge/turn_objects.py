@@ -22,7 +22,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from rooms.base.markers import read_marker
-from rooms.base.words import APPROVED, CHANGES_REQUESTED, OWNER, REVIEWER, Role
+from rooms.base.words import (
+    APPROVED,
+    CHANGES_REQUESTED,
+    OWNER,
+    REVIEWER,
+    OwnerMarker,
+    ReviewerMarker,
+    Role,
+)
 from rooms.judge.structured import StructuredError, read_object, strict_schema
 
 OBJECT: Literal["object"] = "object"
@@ -55,7 +63,7 @@ class Finding(_Object):
 
 
 class ReviewerTurn(_Object):
-    verdict: Literal["APPROVED", "CHANGES_REQUESTED", "NEEDS_CONTEXT", "BLOCKED"]
+    verdict: ReviewerMarker
     conditions: list[str] = Field(
         description="anything the approval depends on that is not done yet; "
         "any condition means the work is not approved"
@@ -73,7 +81,7 @@ class Dispute(_Object):
 
 
 class OwnerTurn(_Object):
-    status: Literal["DONE", "NEEDS_CONTEXT", "BLOCKED"]
+    status: OwnerMarker
     addressed: list[str] = Field(description="ids of the open findings you fixed")
     disputed: list[Dispute] = Field(description="open findings you do not agree with")
     prose: str = Field(description="what you did, as the people in the thread should read it")
