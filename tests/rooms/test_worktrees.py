@@ -165,6 +165,8 @@ async def test_status_of_a_closed_task_shows_its_summary(tmp_path: Path) -> None
         "It ran for 0 s.\n"
         f"Branch `tribunal/1-add-a` at {commit[:12]}.\n"
         "Turns: 3 · tokens: 360 · cost: $0.03.\n"
+        # Where the markers came from (issue 26): the scripted turns answer in text only.
+        "Markers: 3 read from text, 0 from objects\n"
         "Mention me with a task to start one."
     )
 
