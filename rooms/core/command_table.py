@@ -136,7 +136,7 @@ TABLE: tuple[Command, ...] = (
     Command(
         (ARBITRATE,),
         "[now] [what to look at]",
-        "call the arbiter (`now`: at once)",
+        "call the arbiter (now: stop the turn)",
         Who.ANYONE,
         Needs.NOTHING,  # rooms.core.summons says why a room cannot call one
         Alone.ALWAYS,

@@ -20,7 +20,7 @@ from bot.console.screen import ConsolePlatform
 from rooms.base.model import GroupPolicy, RoomRef
 from rooms.base.words import COMMAND_WORDS
 from rooms.commands import help_text
-from rooms.core.command_table import TABLE, command_rows, opener_rows
+from rooms.core.command_table import TABLE, command_rows, opener_rows, parse
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.rulings import ruling_reply
 from tests.fakes.runner import Script
@@ -139,3 +139,19 @@ async def test_chat_and_console_answer_every_command_alike(
     chat, console_side = results
     assert chat == console_side
     assert chat[0], "every command is answered"
+
+
+@pytest.mark.parametrize(
+    ("typed", "word"),
+    [("<@UBOT> ／ｓｔｏｐ", "stop"), ("@tribunal STATUS!", "status"), ("ｈｅｌｐ。", "help")],
+)
+def test_full_width_and_punctuated_words_are_the_same_commands(typed: str, word: str) -> None:
+    assert parse(typed)[0] == word
+
+
+async def test_the_consoles_own_commands_read_full_width_too() -> None:
+    out = io.StringIO()
+    room = ConsoleRoom(None, ConsolePlatform(out), user="alice", lockstep=True)  # type: ignore[arg-type]
+    assert await room.handle_line("／ｈｅｌｐ") is True
+    assert HELP in out.getvalue()
+    assert await room.handle_line("／quit") is False
