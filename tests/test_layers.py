@@ -153,6 +153,26 @@ def test_a_planted_circle_is_found(tmp_path: Path) -> None:
     assert "rooms.judge.findings rooms.judge.noise" in found.stdout
 
 
+def test_every_declared_platform_is_behind_the_platforms_wall() -> None:
+    """The `bot-platforms` contract names its layers (it is not exhaustive), so a new platform
+    package left off its line would import `bot.serve` unchecked: every package a declared
+    platform's factory lives in must be on that line (one word in pyproject.toml)."""
+    import tomllib
+
+    import bot.platforms  # noqa: F401  (every platform declares itself)
+    from bot.adapter import platform_specs
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [walls] = [
+        c for c in contracts["tool"]["importlinter"]["contracts"] if c["id"] == "bot-platforms"
+    ]
+    listed = {name.strip() for layer in walls["layers"] for name in layer.split("|")}
+    for spec in platform_specs():
+        assert isinstance(spec.factory, str), spec.name
+        package = ".".join(spec.factory.partition(":")[0].split(".")[:2])
+        assert package in listed, f"{spec.name}: {package} is not a layer of bot-platforms"
+
+
 if __name__ == "__main__":  # the circles of the packages found on PYTHONPATH (the planted copy)
     loops = circles(*sys.argv[1:])
     for loop in loops:
