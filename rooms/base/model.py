@@ -190,7 +190,9 @@ class GroupPolicy:
     # Reference opinions (rooms/references): the whole fan-out's deadline. The references
     # themselves come from the engine's ReferencePool, by group name.
     reference_deadline_s: float = 90.0
-    swap_check: bool = False  # ask the arbiter twice, the positions swapped (rooms/judge/positions)
+    # Ask the arbiter twice, the positions swapped, for a ruling between the sides (on by
+    # default: a judge keeps its answer with the order swapped only about two times in three).
+    swap_check: bool = True
     allow_same_model: bool = False  # the arbiter may run the owner's or reviewer's model
     # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
     # "mention me with" in a chat channel, "type" in the console room.

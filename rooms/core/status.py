@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.base.words import APPROVED, OWNER, REVIEWER
+from rooms.base.words import APPROVED, ARBITER, OWNER, REVIEWER
 from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval
 from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
+from rooms.judge.positions import FIRST_READING
 from rooms.judge.quoting import inline_quote, one_line
 from rooms.references.render import status_lines
 from rooms.work.worktrees import branch_head
@@ -41,6 +42,8 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
             f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
             f" · cost: ${task.cost_usd:.2f}"
         )
+        if policy is not None:
+            lines.append(swap_line(policy, turns, await store.turn_costs(task.id)))
     else:  # a deliberation protocol: its phase is the label above; who took part, at what cost
         who = list(
             dict.fromkeys(t.role for t in turns if t.status in ("done", "failed", "running"))
@@ -79,6 +82,17 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     panel = status_lines(await store.latest_panel(task.id))  # its errors are a server's words
     lines += [line[: len(line) - len(line.lstrip())] + one_line(line) for line in panel]
     return "\n".join(lines)
+
+
+def swap_line(policy: GroupPolicy, turns: list[Turn], costs: dict[int, float]) -> str:
+    """The swap check's cost so far: its extra readings (the first readings it asked again
+    after) and what they cost; both count in the task's cost and toward its ceilings."""
+    if not policy.swap_check:
+        return "Swap check: off for this group (arbiter.swap_check = false)."
+    extra = [t for t in turns if t.role == ARBITER and t.error == FIRST_READING]
+    cost = sum(costs.get(t.id, 0.0) for t in extra)
+    readings = f"{len(extra)} extra reading" + ("" if len(extra) == 1 else "s")
+    return f"Swap check: on · {readings} · ${cost:.2f} (in the cost above and its ceiling)"
 
 
 def _label(protocol: str, status: str) -> str:

@@ -369,6 +369,11 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
         )
         return int(rows[0][0]), int(rows[0][1]), float(rows[0][2])
 
+    async def turn_costs(self, task_id: int) -> dict[int, float]:
+        """Each of the task's turns' cost by turn id (turns without usage are absent)."""
+        rows = await self._rows("SELECT turn_id, cost_usd FROM usage WHERE task_id=?", (task_id,))
+        return {int(r[0]): float(r[1]) for r in rows}
+
     # -- history -------------------------------------------------------------------------------
 
     async def history(self, task_id: int) -> History:
