@@ -169,12 +169,19 @@ def _add_image(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_image_command(sub)
 
 
+def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.stats_command import add_stats_command  # `tribunal stats [--group G] [--json]`
+
+    add_stats_command(sub)
+
+
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_serve,
     _add_chat,
     _add_replay,
     _add_doctor,
     _add_image,
+    _add_stats,
 )
 
 

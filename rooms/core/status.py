@@ -7,6 +7,7 @@ from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
 from rooms.base.words import APPROVED, ARBITER, OWNER, REVIEWER
 from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval
+from rooms.core.ledger import ledger_summary, outcome_line, summary_line
 from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.detectors import duration_words
@@ -44,6 +45,7 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         )
         if policy is not None:
             lines.append(swap_line(policy, turns, await store.turn_costs(task.id)))
+            lines += await ledger_lines(ctx, task)
     else:  # a deliberation protocol: its phase is the label above; who took part, at what cost
         who = list(
             dict.fromkeys(t.role for t in turns if t.status in ("done", "failed", "running"))
@@ -82,6 +84,14 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     panel = status_lines(await store.latest_panel(task.id))  # its errors are a server's words
     lines += [line[: len(line) - len(line.lstrip())] + one_line(line) for line in panel]
     return "\n".join(lines)
+
+
+async def ledger_lines(ctx: Ctx, task: Task) -> list[str]:
+    """This task's rulings in the outcome ledger, and the group's record so far."""
+    mine = await ctx.store.outcomes(task_id=task.id)
+    lines = [f"Ruling {i}: {outcome_line(o)}" for i, o in enumerate(mine, 1)]
+    group = await ledger_summary(ctx.store, group=task.group)
+    return [*lines, summary_line(group.overall)]
 
 
 def swap_line(policy: GroupPolicy, turns: list[Turn], costs: dict[int, float]) -> str:

@@ -34,6 +34,7 @@ from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
+from rooms.store.outcomes import OutcomeStore
 from rooms.store.panels import PanelStore
 from rooms.store.progress_rows import ProgressStore
 from rooms.store.prune import PruneStore
@@ -83,7 +84,9 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore):
+class Store(
+    OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore, OutcomeStore
+):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
