@@ -142,6 +142,7 @@ class Thresholds:
     findings_similarity: float = 0.9
     unchanged_rounds: int = 2
     round_cap: int = 6
+    no_progress_rounds: int = 3  # then a progress judge is asked (rooms/judge/no_progress.py)
     max_arbitrations: int = 2
     max_changed_wrapups: int = 2  # wrap-ups that change the approved work, then ask people
     max_turns: int = 60

@@ -97,3 +97,4 @@ REPEATED_FINDINGS: Final = "repeated_findings"
 UNCHANGED: Final = "unchanged"
 OSCILLATION: Final = "oscillation"
 ROUND_CAP: Final = "round_cap"
+NO_PROGRESS: Final = "no_progress"  # a cheap judge's "no" twice (rooms/judge/no_progress.py)

@@ -40,6 +40,7 @@ from rooms.base.words import (
 from rooms.judge.detector_spec import DetectorSpec, Threshold
 from rooms.judge.findings import after_marker, finding_ids, findings, paragraphs, similar
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
+from rooms.judge.no_progress import SPEC as NO_PROGRESS_SPEC
 from rooms.judge.noise import digest, normalize
 from rooms.judge.quoting import inline_quote
 
@@ -500,6 +501,7 @@ DETECTORS: tuple[DetectorSpec, ...] = (
             ),
         ),
     ),
+    NO_PROGRESS_SPEC,  # checked by the pair itself: it asks a model (rooms/pair/progress_judge)
 )
 _CONTENT_DETECTORS: tuple[Detector, ...] = tuple(d.detect for d in DETECTORS if d.detect)
 

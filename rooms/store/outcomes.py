@@ -15,12 +15,13 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
+from rooms.base.words import NO_PROGRESS
 from rooms.judge.outcomes import Outcome, judge
 from rooms.store import history_rows
 from rooms.store.connection import StoreBase
 from rooms.store.rows import to_escalation
 
-JUDGED = "no_progress"  # the detector whose firings are the progress judge's calls
+JUDGED = NO_PROGRESS  # the detector whose firings are the progress judge's calls
 _COLUMNS = (
     "verdict_id, task_id, group_name, verdict, result, detail, ruled_at, settled_at, ruling_s,"
     " people_s, answer, sent_back"
