@@ -122,6 +122,8 @@ async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> l
     if head is not None:
         lines.append(f"Branch `{head[0]}` at {head[1][:12]}.")
     lines.append(f"Turns: {task.turns} · tokens: {task.tokens:,} · cost: ${task.cost_usd:.2f}.")
+    mine = await ctx.store.outcomes(task_id=task.id)
+    lines += [f"Ruling {i}: {outcome_line(o)}" for i, o in enumerate(mine, 1)]
     return lines
 
 

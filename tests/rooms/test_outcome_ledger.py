@@ -63,6 +63,9 @@ async def test_a_proceed_borne_out_by_the_reviewers_approval(tmp_path: Path) -> 
         [verdict] = await kit.store.verdicts(1)
         record = Path(verdict.record_path or "").read_text()
         assert "Ledger: PROCEED: borne out (the reviewer approved at turn" in record
+        await kit.say("@tribunal status")
+        await kit.settle()
+        assert "Ruling 1: PROCEED: borne out (the reviewer approved" in kit.platform.texts()[-1]
 
 
 async def test_a_proceed_not_borne_out_then_a_revise_satisfied(tmp_path: Path) -> None:
