@@ -17,6 +17,7 @@ from rooms.judge.outcomes import (
     NOT_BORNE_OUT,
     OVERRIDDEN,
     PENDING,
+    UNANSWERED,
     UPHELD,
 )
 from tests.fakes.engine_kit import FakeClock, engine_kit
@@ -172,3 +173,16 @@ async def test_a_send_back_whose_second_answer_is_incomplete_too(tmp_path: Path)
         await kit.settle()
         [row] = await kit.store.outcomes()
         assert (row.verdict, row.result, row.sent_back) == ("ESCALATE", PENDING, INCOMPLETE)
+
+
+async def test_an_escalation_closed_by_a_stop_is_unanswered(tmp_path: Path) -> None:
+    s = script([rule("ESCALATE")], owner=[], reviewer=[])
+    async with engine_kit(tmp_path, s, policy=POLICY) as kit:
+        await kit.say(TASK)
+        await kit.settle()
+        await kit.say("@tribunal stop", user="boss")
+        await kit.settle()
+        [row] = await kit.store.outcomes()
+        assert (row.result, row.people_s) == (UNANSWERED, None)
+        ledger = await ledger_summary(kit.store)
+        assert (ledger.overall.settled, ledger.overall.share_borne_out) == (1, 0.0)
