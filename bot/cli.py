@@ -120,15 +120,24 @@ def _add_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     parser.add_argument("file", type=Path, help="transcript: {task, turns: [{role, text, tree}]}")
     parser.add_argument("--json", action="store_true", help="one JSON object per turn")
+    parser.add_argument(
+        "--judge",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help='recorded progress judgments, {"judgments": [{"turn": N, "answer": "…"}]}: '
+        "replays the no_progress detector offline",
+    )
     parser.set_defaults(handler=_replay)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from rooms.judge.replay import format_row, replay
+    from rooms.judge.replay import format_row, load_judgments, replay
     from rooms.judge.transcript import TranscriptError, load_transcript
 
     try:
         transcript = load_transcript(str(args.file))
+        judgments = load_judgments(str(args.judge)) if args.judge is not None else None
     except TranscriptError as exc:
         print(f"tribunal replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -136,7 +145,7 @@ def _replay(args: argparse.Namespace) -> int:
         print(f"tribunal replay: {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        for row in replay(transcript):
+        for row in replay(transcript, judgments=judgments):
             print(row.model_dump_json() if args.json else format_row(row))
         sys.stdout.flush()
     except BrokenPipeError:
@@ -169,12 +178,19 @@ def _add_image(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_image_command(sub)
 
 
+def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.stats_command import add_stats_command  # `tribunal stats [--group G] [--json]`
+
+    add_stats_command(sub)
+
+
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_serve,
     _add_chat,
     _add_replay,
     _add_doctor,
     _add_image,
+    _add_stats,
 )
 
 

@@ -109,11 +109,12 @@ class AgentSettings(_Section):
 class ArbiterSettings(AgentSettings):
     """The arbiter's agent and model, and how fairly it reads the sides (rooms/judge/positions).
 
-    `swap_check`: ask twice with the two positions swapped; a PROCEED/REVISE stands only if both
-    agree. `allow_same_model`: let the arbiter run the same model as the owner or the reviewer
-    (by default a settings error when the models are named and equal)."""
+    `swap_check` (on by default): ask twice with the two positions swapped; a PROCEED, REVISE
+    or RESET stands only if both agree. `allow_same_model`: let the arbiter run the same model
+    as the owner or the reviewer (by default a settings error when the models are named and
+    equal)."""
 
-    swap_check: bool = False
+    swap_check: bool = True
     allow_same_model: bool = False
 
 

@@ -142,6 +142,7 @@ class Thresholds:
     findings_similarity: float = 0.9
     unchanged_rounds: int = 2
     round_cap: int = 6
+    no_progress_rounds: int = 3  # then a progress judge is asked (rooms/judge/no_progress.py)
     max_arbitrations: int = 2
     max_changed_wrapups: int = 2  # wrap-ups that change the approved work, then ask people
     max_turns: int = 60
@@ -190,7 +191,9 @@ class GroupPolicy:
     # Reference opinions (rooms/references): the whole fan-out's deadline. The references
     # themselves come from the engine's ReferencePool, by group name.
     reference_deadline_s: float = 90.0
-    swap_check: bool = False  # ask the arbiter twice, the positions swapped (rooms/judge/positions)
+    # Ask the arbiter twice, the positions swapped, for a ruling between the sides (on by
+    # default: a judge keeps its answer with the order swapped only about two times in three).
+    swap_check: bool = True
     allow_same_model: bool = False  # the arbiter may run the owner's or reviewer's model
     # How a person addresses Tribunal in this group's rooms, as the engine's replies say it:
     # "mention me with" in a chat channel, "type" in the console room.

@@ -53,9 +53,10 @@ PROCEED: Final = "PROCEED"
 REVISE: Final = "REVISE"
 RESET: Final = "RESET"
 ESCALATE: Final = "ESCALATE"
-# The verdicts that side with one of the two positions (PROCEED: the owner's work stands; REVISE:
-# the reviewer's objections must be met), as opposed to starting over or asking people.
-SIDING: tuple[Verdict, ...] = (PROCEED, REVISE)
+# The verdicts that decide between the two positions (PROCEED: the owner's work stands; REVISE:
+# the reviewer's objections must be met; RESET: the work as it stands is dropped for a new
+# direction), as opposed to asking people. The swap check reads these twice (rooms/judge/positions).
+SIDING: tuple[Verdict, ...] = (PROCEED, REVISE, RESET)
 
 # --- markers (DESIGN §3): the words a turn's first line says, and the pair's events ------------
 
@@ -108,3 +109,4 @@ REPEATED_FINDINGS: Final = "repeated_findings"
 UNCHANGED: Final = "unchanged"
 OSCILLATION: Final = "oscillation"
 ROUND_CAP: Final = "round_cap"
+NO_PROGRESS: Final = "no_progress"  # a cheap judge's "no" twice (rooms/judge/no_progress.py)

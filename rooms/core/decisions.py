@@ -4,8 +4,10 @@ A ruling's cycle runs from its arbiter turn to the next ruling or the task's clo
 (Markdown under `<data_dir>/decisions/`, rooms.judge.verdicts.decision_record) ends with an
 Outcome section that is rewritten from the store after every event that moves the cycle on: each
 question the people were asked in it and its answer (who, what, when), the turns that followed,
-and how the cycle ended. It is derived, never edited by hand, so writing it again after a crash
-gives the same file; a record that cannot be written is logged and changes nothing else.
+how the cycle ended, and the ruling's line in the outcome ledger (borne out or not, upheld or
+overridden: rooms/judge/outcomes.py), which is written to the store first. It is derived,
+never edited by hand, so writing it again after a crash gives the same file; a record that
+cannot be written is logged and changes nothing else.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from datetime import UTC, datetime
 from rooms.base.model import Task, Turn
 from rooms.base.records import Escalation, VerdictRow
 from rooms.core.context import Ctx
+from rooms.core.ledger import outcome_line
+from rooms.judge.outcomes import Outcome
 from rooms.judge.verdicts import OUTCOME_MARK, blockquote
 from rooms.work import files
 
@@ -35,8 +39,10 @@ def outcome_section(
     task: Task,
     turns: list[Turn],
     escalations: list[Escalation],
+    outcome: Outcome | None = None,
 ) -> str:
-    """The Outcome section of `verdict`'s record; `following`: the next ruling, if any."""
+    """The Outcome section of `verdict`'s record; `following`: the next ruling, if any;
+    `outcome`: its ledger row."""
     end_seq = following.turn_seq if following else None
     end_at = following.at if following else None
     after = [
@@ -70,6 +76,8 @@ def outcome_section(
             out.append(f"- … and {len(after) - _TURNS_LISTED} more turns")
         out.append("")
     out.append(_ending(following, task, asked))
+    if outcome is not None:
+        out += ["", f"Ledger: {outcome_line(outcome)}."]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -109,7 +117,9 @@ def with_outcome(record: str, section: str) -> str:
 
 
 async def complete_records(ctx: Ctx, task_id: int) -> None:
-    """Rewrite the Outcome of every decision record of the task. Never raises for a file."""
+    """Write the task's rulings' outcome ledger rows, then rewrite the Outcome of every
+    decision record of the task. Never raises for a file."""
+    outcomes = {o.verdict_id: o for o in await ctx.store.settle_outcomes(task_id)}
     if ctx.data_dir is None:
         return
     task = await ctx.store.task(task_id)
@@ -123,7 +133,9 @@ async def complete_records(ctx: Ctx, task_id: int) -> None:
         if not path or os.path.dirname(os.path.realpath(path)) != root:
             continue  # only records this data folder wrote
         following = history.verdicts[i + 1] if i + 1 < len(history.verdicts) else None
-        section = outcome_section(verdict, following, task, history.turns, escalations)
+        section = outcome_section(
+            verdict, following, task, history.turns, escalations, outcomes.get(verdict.id)
+        )
         try:
             await asyncio.to_thread(_rewrite, path, section)
         except OSError as exc:

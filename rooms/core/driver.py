@@ -244,6 +244,8 @@ async def step(
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
         elif change.verdict is not None or applied.status in (CLOSED, WAITING_HUMAN):
             await complete_records(ctx, task.id)  # a ruling's cycle ended or moved on
+        elif applied.arbitrations:
+            await ctx.store.settle_outcomes(task.id)  # an approval may bear a ruling out
         ctx.wake_outbox()
         return applied
     except asyncio.CancelledError:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from rooms.base.machine import DEFAULT_PROTOCOL, UnknownProtocol
 from rooms.base.model import GroupPolicy, RoomRef, Task, Turn
-from rooms.base.words import APPROVED, OWNER, REVIEWER
+from rooms.base.words import APPROVED, ARBITER, OWNER, REVIEWER
 from rooms.core.context import Ctx
 from rooms.core.escalations import needs_approval, offers_choices
+from rooms.core.ledger import ledger_summary, outcome_line, summary_line
 from rooms.core.protocol import Step
 from rooms.core.registry import protocol_for
 from rooms.judge.ceilings import duration_words
+from rooms.judge.positions import FIRST_READING
 from rooms.judge.quoting import inline_quote, one_line
 from rooms.judge.turn_objects import TEXT
 from rooms.references.render import status_lines
@@ -42,6 +44,9 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
             f" · arbitrations: {task.arbitrations}/{limit} · tokens: {task.tokens:,}"
             f" · cost: ${task.cost_usd:.2f}"
         )
+        if policy is not None:
+            lines.append(swap_line(policy, turns, await store.turn_costs(task.id)))
+            lines += await ledger_lines(ctx, task)
     else:  # a deliberation protocol: its phase is the label above; who took part, at what cost
         who = list(
             dict.fromkeys(t.role for t in turns if t.status in ("done", "failed", "running"))
@@ -86,6 +91,25 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     return "\n".join(lines)
 
 
+async def ledger_lines(ctx: Ctx, task: Task) -> list[str]:
+    """This task's rulings in the outcome ledger, and the group's record so far."""
+    mine = await ctx.store.outcomes(task_id=task.id)
+    lines = [f"Ruling {i}: {outcome_line(o)}" for i, o in enumerate(mine, 1)]
+    group = await ledger_summary(ctx.store, group=task.group)
+    return [*lines, summary_line(group.overall)]
+
+
+def swap_line(policy: GroupPolicy, turns: list[Turn], costs: dict[int, float]) -> str:
+    """The swap check's cost so far: its extra readings (the first readings it asked again
+    after) and what they cost; both count in the task's cost and toward its ceilings."""
+    if not policy.swap_check:
+        return "Swap check: off for this group (arbiter.swap_check = false)."
+    extra = [t for t in turns if t.role == ARBITER and t.error == FIRST_READING]
+    cost = sum(costs.get(t.id, 0.0) for t in extra)
+    readings = f"{len(extra)} extra reading" + ("" if len(extra) == 1 else "s")
+    return f"Swap check: on · {readings} · ${cost:.2f} (in the cost above and its ceiling)"
+
+
 def _label(protocol: str, status: str) -> str:
     try:
         return protocol_for(protocol).label(status)
@@ -106,6 +130,8 @@ async def _closed_summary(ctx: Ctx, task: Task, policy: GroupPolicy | None) -> l
     counted = markers_line(await ctx.store.turns(task.id))
     if counted:
         lines.append(counted)
+    mine = await ctx.store.outcomes(task_id=task.id)
+    lines += [f"Ruling {i}: {outcome_line(o)}" for i, o in enumerate(mine, 1)]
     return lines
 
 

@@ -40,6 +40,7 @@ from rooms.judge.ceilings import ceiling, duration_words
 from rooms.judge.detector_spec import DetectorSpec, Threshold
 from rooms.judge.findings import after_marker, findings, paragraphs
 from rooms.judge.fingerprint import fingerprint, reason_fingerprint
+from rooms.judge.no_progress import SPEC as NO_PROGRESS_SPEC
 from rooms.judge.noise import digest
 from rooms.judge.quoting import in_reason
 from rooms.judge.repeated_findings import repeated_findings
@@ -339,6 +340,7 @@ DETECTORS: tuple[DetectorSpec, ...] = (
             ),
         ),
     ),
+    NO_PROGRESS_SPEC,  # checked by the pair itself: it asks a model (rooms/pair/progress_judge)
 )
 _CONTENT_DETECTORS: tuple[Detector, ...] = tuple(d.detect for d in DETECTORS if d.detect)
 

@@ -32,6 +32,9 @@ from rooms.base.words import (
 )
 from rooms.judge.quoting import quoted
 
+# The `error` of a finished arbiter turn that was the swap check's first reading (the arbiter is
+# asked again, the positions swapped); rooms/pair/fairness reads it back.
+FIRST_READING = "swap check: first reading"
 SIDE_BUDGET = 6000  # characters of each side's latest position in the arbiter's prompt
 _ROLE_WORDS = re.compile(
     r"(?<![A-Za-z])(?:the\s+)?(owner|reviewer|implementer|verifier)(?:'s|s)?(?![A-Za-z])",
@@ -87,6 +90,15 @@ def _bounded(text: str, budget: int) -> str:
     if len(text) <= budget:
         return text
     return f"{text[:budget]}\n[… {len(text) - budget} more characters cut; same budget per side]"
+
+
+def cut_sides(owner_text: str, reviewer_text: str, *, budget: int = SIDE_BUDGET) -> dict[str, int]:
+    """The length check: each side whose position is longer than the budget, with the
+    characters it had (as quoted: without its marker, roles masked), for the record."""
+    letter = {OWNER: "A", REVIEWER: "B"}  # the letters' length is the same in either seating
+    texts = {OWNER: owner_text, REVIEWER: reviewer_text}
+    sizes = {role: len(mask_roles(without_marker(texts[role], role), letter)) for role in texts}
+    return {role: size for role, size in sizes.items() if size > budget}
 
 
 def positions_section(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rooms.base.words import ARBITER
 from rooms.core.protocol import Step
+from rooms.judge import disputes
 from rooms.pair import fairness, resolving
 from rooms.pair.prompting import build_prompt
 from rooms.references.arbitration import PanelUse, panel_for
@@ -40,7 +41,9 @@ def _prompt(step: Step, reason: str, seed: int, *, references: str = "") -> str:
     seats = fairness.seating(step.history, seed)
     # A ruling sent back is named by the prompt itself (rooms/judge/sendback.resend_prompt).
     tests = resolving.section(step.history, resolving.resolve_limits(step.policy))
-    extra = [fairness.positions(step.history, seats), tests, references]
+    # Findings disputed with evidence twice, beside that evidence (rooms/judge/disputes).
+    disputed = disputes.section(step.history.pair_done, seats.letter)
+    extra = [fairness.positions(step.history, seats), disputed, tests, references]
     return build_prompt(
         step.task,
         step.task.status,

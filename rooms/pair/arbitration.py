@@ -25,10 +25,10 @@ from rooms.core.protocol import Step
 from rooms.core.summons import firing as summon_firing
 from rooms.core.turns import RunOutcome
 from rooms.judge.history import History
+from rooms.judge.positions import FIRST_READING
 from rooms.judge.sendback import check_answer, earlier_send_back, send_back_note
 from rooms.judge.verdicts import decision_record, parse_ruling
 from rooms.pair import resolving
-from rooms.pair.fairness import FIRST_READING
 from rooms.pair.ruling_checks import Review, review
 from rooms.pair.states import SENT_BACK, TABLE
 from rooms.work import files

@@ -12,9 +12,7 @@ from __future__ import annotations
 from rooms.base.model import GroupPolicy, Turn
 from rooms.base.words import ARBITER, OWNER, REVIEWER, WORK_ROLES
 from rooms.judge.history import History
-from rooms.judge.positions import Seating, positions_section, seat
-
-FIRST_READING = "swap check: first reading"
+from rooms.judge.positions import FIRST_READING, Seating, cut_sides, positions_section, seat
 
 
 def arbiter_turns(history: History) -> list[Turn]:
@@ -44,6 +42,12 @@ def latest_words(history: History, role: str) -> str:
 
 def positions(history: History, seats: Seating) -> str:
     return positions_section(latest_words(history, OWNER), latest_words(history, REVIEWER), seats)
+
+
+def cut(history: History) -> dict[str, int]:
+    """The sides whose latest words were cut to the budget in the arbiter's prompt (their
+    length before the cut)."""
+    return cut_sides(latest_words(history, OWNER), latest_words(history, REVIEWER))
 
 
 def model_note(policy: GroupPolicy) -> str:

@@ -42,6 +42,7 @@ from rooms.judge.finding_ledger import findings_summary, ledger_of
 from rooms.judge.history import History
 from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.pair.approval import recheck, record_approval
+from rooms.pair.progress_judge import judge_progress
 from rooms.pair.states import CHANGED, DEADLOCK, TABLE, WRAPPED_UP
 from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
@@ -99,6 +100,12 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         now=now,
         proceeded=_proceeded_stagnation(history),
     )
+    judged = None
+    if firing is None and role == REVIEWER and marker not in STUCK:
+        # Nothing in the words or the workspace fired: a cheap judge reads for meaning.
+        judged = await judge_progress(step, steps, done)
+        if judged is not None and judged.extra.get("fires"):
+            firing = judged
     change = Change(
         task.id,
         now,
@@ -138,6 +145,8 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         # Stored even when it does not act (an approval wins), so thresholds can be tuned.
         acted = change.event not in (APPROVED, DONE, CHANGES_REQUESTED)
         change.firing = FiringDraft(firing, turn.id, acted=acted)
+    elif judged is not None:  # a judgment that does not fire is kept, with its cost
+        change.firing = FiringDraft(judged, turn.id, acted=False)
     if marker == APPROVED:
         # The approved git tree is recorded with the task, or the people are asked when the
         # work cannot be committed as it is (rooms/pair/approval.py).

@@ -12,7 +12,7 @@ from typing import Any
 from rooms.base.model import Ruling, Turn
 from rooms.base.words import SIDING, WORK_ROLES
 from rooms.core.protocol import Step
-from rooms.judge.positions import irreversible, seat, swap_rule
+from rooms.judge.positions import SIDE_BUDGET, irreversible, seat, swap_rule
 from rooms.judge.sendback import earlier_send_back
 from rooms.judge.verdicts import parse_ruling
 from rooms.pair import fairness
@@ -62,6 +62,8 @@ async def review(step: Step, turn: Turn, ruling: Ruling, reason: str) -> Review:
         "seed": seed,
         "first": seat(seed).first,  # who sat as Position A in the first reading
         "swap": swap_note,
+        "swap_on": step.policy.swap_check,
+        "cut": fairness.cut(history),  # the length check: {side: characters before the cut}
         "models": fairness.model_note(step.policy),
     }
     return Review(
@@ -97,7 +99,22 @@ def _fairness_section(data: dict[str, Any], swap_note: str | None) -> str:
         f"Position A was the {data['first']}'s (seat drawn from seed {data['seed']}); the sides' "
         "names were masked and each cut to the same length.",
     ]
+    cut = data["cut"]
+    if cut:
+        lines += [
+            f"Length check: the {side}'s position was cut from {size:,} to {SIDE_BUDGET:,} "
+            "characters."
+            for side, size in cut.items()
+        ]
+    else:
+        lines.append(
+            f"Length check: neither side was cut (each within {SIDE_BUDGET:,} characters)."
+        )
     if swap_note:
         lines.append(f"{swap_note}.")
+    elif not data.get("swap_on", True):
+        lines.append("Swap check: off for this group (arbiter.swap_check = false).")
+    else:
+        lines.append("Swap check: not needed, the ruling does not decide between the sides.")
     lines.append(f"Models: {data['models']}.")
     return "\n".join(lines)

@@ -290,6 +290,25 @@ MIGRATIONS: list[list[str]] = [
         # No CHECK: a new kind of doubt must not need a migration to be stored.
         "ALTER TABLE turns ADD COLUMN marker_doubt TEXT",
     ],
+    [
+        # 10: the outcome ledger (rooms/judge/outcomes.py): how each ruling turned out, derived from
+        # the store after every step of a task that had one, one row per ruling.
+        """CREATE TABLE outcomes (
+            verdict_id INTEGER PRIMARY KEY REFERENCES verdicts(id),
+            task_id INTEGER NOT NULL REFERENCES tasks(id),
+            group_name TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            result TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            ruled_at REAL NOT NULL,
+            settled_at REAL,
+            ruling_s REAL,
+            people_s REAL,
+            answer TEXT,
+            sent_back TEXT
+        )""",
+        "CREATE INDEX outcomes_group ON outcomes(group_name, ruled_at)",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

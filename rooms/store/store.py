@@ -34,6 +34,7 @@ from rooms.store import history_rows
 from rooms.store.apply import apply_change
 from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
+from rooms.store.outcomes import OutcomeStore
 from rooms.store.panels import PanelStore
 from rooms.store.progress_rows import ProgressStore
 from rooms.store.prune import PruneStore
@@ -83,7 +84,9 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore):
+class Store(
+    OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore, OutcomeStore
+):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
@@ -368,6 +371,11 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
             (task_id,),
         )
         return int(rows[0][0]), int(rows[0][1]), float(rows[0][2])
+
+    async def turn_costs(self, task_id: int) -> dict[int, float]:
+        """Each of the task's turns' cost by turn id (turns without usage are absent)."""
+        rows = await self._rows("SELECT turn_id, cost_usd FROM usage WHERE task_id=?", (task_id,))
+        return {int(r[0]): float(r[1]) for r in rows}
 
     # -- history -------------------------------------------------------------------------------
 

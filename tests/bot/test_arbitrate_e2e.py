@@ -97,9 +97,10 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
         fake.script(REVIEWER, [reviewer_says(r) for r in REWORDED])
         fake.script(
             ARBITER & prompt_contains("LOOK-AT-MESSAGE"),
-            [structured(_ruling("PROCEED", reasons="The message names b; review it as is."))],
+            # Two agreeing readings each: the swap check is on by default.
+            [structured(_ruling("PROCEED", reasons="The message names b; review it as is."))] * 2,
         )
-        fake.script(ARBITER, [structured(_ruling("REVISE", conditions=[CONDITION]))])
+        fake.script(ARBITER, [structured(_ruling("REVISE", conditions=[CONDITION]))] * 2)
 
         env = _env(
             tmp_path,
@@ -156,9 +157,9 @@ def test_a_reworded_stall_then_a_persons_arbitrate_are_both_ruled_and_applied(
     turns = db.execute("SELECT role, status, marker FROM turns ORDER BY seq").fetchall()
     assert [t[0] for t in turns] == [
         *["owner", "reviewer"] * 3,
-        "arbiter",  # the stall, caught by `unchanged` at the second unchanged round
+        *["arbiter"] * 2,  # the stall, caught by `unchanged` at the second unchanged round
         "owner",  # the fix; the person's `/arbitrate` came while it ran, and it finished
-        "arbiter",  # summoned
+        *["arbiter"] * 2,  # summoned (both readings of the swap check)
         "reviewer",
         "owner",
     ], turns

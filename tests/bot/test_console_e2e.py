@@ -85,7 +85,7 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
             REVIEWER & prompt_contains("FIXED-PER-RULING"), [reviewer_says("APPROVED\ngood")]
         )
         fake.script(REVIEWER, [reviewer_says(FINDING)], repeat_last=True)
-        fake.script(ARBITER, [structured(ruling)])
+        fake.script(ARBITER, [structured(ruling)] * 2)  # the swap check's two readings agree
 
         env = _env(
             tmp_path,
@@ -133,9 +133,9 @@ def test_deadlock_ruled_revise_then_approved(tmp_path: Path) -> None:
     assert all(t[1] == "done" for t in turns), turns
     arbiter_at = roles.index("arbiter")
     assert roles[:arbiter_at] == ["owner", "reviewer"] * (arbiter_at // 2)
-    assert roles[arbiter_at:] == ["arbiter", "owner", "reviewer", "owner"]
+    assert roles[arbiter_at:] == ["arbiter", "arbiter", "owner", "reviewer", "owner"]
     assert turns[-2][2] == "APPROVED"
-    assert "FIXED-PER-RULING" in turns[arbiter_at + 1][3]
+    assert "FIXED-PER-RULING" in turns[arbiter_at + 2][3]
     firings = db.execute("SELECT detector, reason FROM firings").fetchall()
     assert firings and firings[0][0] in {"repeated_findings", "stagnation"}, firings
     assert firings[0][1] in out  # each firing is shown in the room with its reason

@@ -138,7 +138,10 @@ async def engine_kit(
     store = await Store.open(db or str(tmp_path / "tribunal.db"))
     runner = runner or ScriptedRunner(script, commands=commands)
     platform = RecordingPlatform()
-    base = policy or GroupPolicy(name="g")
+    # One reading per ruling: a script gives the arbiter one reply per ruling. The swap check,
+    # on by default in the product, is tested with policies that leave it on
+    # (tests/rooms/test_engine_swap_check.py, test_engine_references.py).
+    base = policy or GroupPolicy(name="g", swap_check=False)
     policies = StaticPolicies(replace(base, approvers=approvers) if policy is None else base)
     engine = Engine(
         store,

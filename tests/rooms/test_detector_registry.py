@@ -42,7 +42,7 @@ def test_the_check_runs_the_declared_detectors_in_order() -> None:
     assert tuple(d.detect for d in DETECTORS if d.detect is not None) == _CONTENT_DETECTORS
     assert [d.name for d in DETECTORS] == [
         "ceiling", "blocked", "stagnation", "repeated_findings", "unchanged", "oscillation",
-        "round_cap",
+        "round_cap", "no_progress",
     ]  # fmt: skip
 
 

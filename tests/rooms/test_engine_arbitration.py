@@ -194,6 +194,7 @@ async def test_proceed_then_the_same_stagnation_escalates(tmp_path: Path) -> Non
         approvers=frozenset({"boss"}),
         # Only stagnation may fire here, so the test sees that one detector come back.
         thresholds=Thresholds(repeated_findings_rounds=50, round_cap=50),
+        swap_check=False,  # one scripted reading per ruling
     )
     runner_script: Script = {
         "owner": [same_owner] * 6,

@@ -203,9 +203,8 @@ def first_position_judge(spec: RunSpec) -> Reply | None:
 
 
 async def _stuck_pair(tmp_path: Path, task: str, **script: list[str]) -> Any:
-    policy = replace(
-        POLICY, swap_check=True, thresholds=Thresholds(repeated_findings_rounds=1, round_cap=20)
-    )
+    # The swap check is on by default (POLICY does not set it).
+    policy = replace(POLICY, thresholds=Thresholds(repeated_findings_rounds=1, round_cap=20))
     runner = ScriptedRunner(
         {
             "owner": ["DONE\nparser written", "DONE\nkept the parser", *script.get("owner", [])],

@@ -57,6 +57,7 @@ def group_policy(tmp_path: Path, **resolve: int) -> GroupPolicy:
         workspace=str(workspace),
         approvers=frozenset({"boss"}),
         protocol_limits={"resolve": ResolveLimits(**resolve)},
+        swap_check=False,  # one scripted reading per ruling
     )
 
 

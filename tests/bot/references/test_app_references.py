@@ -95,7 +95,8 @@ async def _blocked_task(
     runner = ScriptedRunner(
         {
             "owner": ["BLOCKED: I need the staging API key", "DONE\nmocked", "DONE\nwrapped"],
-            "arbiter": [say("VERDICT: REVISE\nmock it", structured=ruling)],
+            # The swap check's two readings, agreeing.
+            "arbiter": [say("VERDICT: REVISE\nmock it", structured=ruling)] * 2,
             "reviewer": ["APPROVED"],
         }
     )

@@ -47,7 +47,7 @@ def test_the_claude_code_arbiter_reads_the_reference_under_its_label(tmp_path: P
         fake.script(OWNER & prompt_contains("MOCK-THE-API"), [owner_says("DONE\nmocked the API")])
         fake.script(OWNER, [owner_says("BLOCKED: I need the staging API key to run the tests")])
         fake.script(REVIEWER, [reviewer_says("APPROVED\ngood")], repeat_last=True)
-        fake.script(ARBITER, [structured(RULING)])
+        fake.script(ARBITER, [structured(RULING)] * 2)  # the swap check's two readings agree
         config = tmp_path / "tribunal.toml"
         config.write_text(
             "[console]\nallow_private_urls = true\n[[console.references]]\n"
