@@ -140,9 +140,8 @@ async def main(rounds: int, answer_chars: int, cli_chars: int | None) -> None:
     )
     marks = sorted({3, 6, rounds})
     cols = "".join(f"{f'{role[0]}{r}':>8}" for role in ("owner", "reviewer") for r in marks)
-    print(
-        f"{'session_chars':<16}{'resumed':>9}{cols}{'task':>9}{'billed':>9}{'÷ o12':>7}{'÷ r12':>7}"
-    )
+    last = f"{'÷ o' + str(rounds):>7}{'÷ r' + str(rounds):>7}"
+    print(f"{'session_chars':<16}{'resumed':>9}{cols}{'task':>9}{'billed':>9}{last}")
 
     def line(
         name: str, values: list[int], runner: SessionModelRunner, resumed: str, paid: int
