@@ -182,7 +182,7 @@ class GroupBase(_Section):
     # resumed (turns; characters of turn outputs it has read), and the characters of turns
     # quoted in full in a fresh prompt (older ones get one line each).
     session_turns: int = Field(3, ge=1)
-    session_chars: int = Field(3000, ge=0)
+    session_chars: int = Field(6000, ge=0)  # chosen by tests/bench/bench_context.py
     recent_chars: int = Field(4000, ge=500)
     # Reference opinions (bot/settings_references.py): asked before each ruling.
     references: list[ReferenceSettings] = Field(default_factory=list)

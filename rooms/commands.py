@@ -58,8 +58,9 @@ async def handle(ctx: Ctx, inbound: Inbound, cancel: Cancel) -> None:
     policy = ctx.policies.for_room(inbound.room)
     if policy is None:
         return
-    if inbound.event_id and await ctx.store.seen_event(inbound.event_id):
-        return
+    # No read of the event id first: every write below records it in its own transaction and
+    # writes nothing for an id seen before (a replay then costs a lost race and the read after
+    # it); a first delivery, the common case, saves that round trip to the store.
     for _ in range(_RETRIES):
         if inbound.action is not None:
             done = await _click(ctx, inbound, policy)

@@ -32,12 +32,12 @@ import discord
 
 from bot.adapter import click_failed, task_of
 from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
-from bot.discord.inbound import PLATFORM, click_inbound, is_top_level, message_inbound
+from bot.discord.inbound import PLATFORM, click_inbound, message_inbound, room_of_message
 from bot.discord.poster import NO_PINGS, Poster
 from bot.edit_pacer import EDIT_INTERVAL_S, EditPacer
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
-from rooms.base.model import Inbound, Outbound
+from rooms.base.model import Inbound, Outbound, RoomRef
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -150,19 +150,21 @@ class DiscordAdapter:
     # -- inbound ---------------------------------------------------------------------------------
 
     async def _on_message(self, message: discord.Message) -> None:
+        """The Gateway's hot path, run for every message the bot can see: the room is looked up
+        once, from the channel and the mentions, and everything else (the text, the author's
+        roles, the engine) waits in a task of the message's own."""
         engine = self._engine
         if engine is None or message.author.bot or message.webhook_id is not None:
             return  # our own posts come back through the Gateway too; bots never steer a task
         if isinstance(message.channel, discord.PartialMessageable) and message.guild is not None:
             self._spawn(self._uncached(engine, message), f"discord:{message.id}")
             return
-        inbound = message_inbound(message, self.client.user, self.channels)
-        if inbound is None and self._not_set_up_here(message):
+        me = self.client.user
+        room = room_of_message(message, me.id if me is not None else None, self.channels)
+        if room is not None:
+            self._spawn(self._message(engine, message, room), f"discord:{message.id}")
+        elif self._not_set_up_here(message):
             self._spawn(self._say_not_set_up(message), f"discord:{message.id}")
-            return
-        if inbound is None or inbound.from_bot:
-            return
-        self._spawn(self._message(engine, message, inbound), inbound.event_id)
 
     def _not_set_up_here(self, message: discord.Message) -> bool:
         """A mention of us in a server channel that is no group's (nor a thread of one)."""
@@ -212,12 +214,15 @@ class DiscordAdapter:
                 self._not_ours.pop()
             return
         message.channel = channel
-        inbound = message_inbound(message, self.client.user, self.channels)
-        if inbound is not None and not inbound.from_bot:
-            await self._message(engine, message, inbound)
+        me = self.client.user
+        room = room_of_message(message, me.id if me is not None else None, self.channels)
+        if room is not None:
+            await self._message(engine, message, room)
 
-    async def _message(self, engine: Engine, message: discord.Message, inbound: Inbound) -> None:
-        if is_top_level(message, self.channels):
+    async def _message(self, engine: Engine, message: discord.Message, room: RoomRef) -> None:
+        me = self.client.user
+        inbound = message_inbound(message, me.id if me is not None else None, room)
+        if not isinstance(message.channel, discord.Thread):  # a mention: its thread is to open
             if await engine.seen_event(inbound.event_id):
                 return  # replayed by the Gateway (a resume): its thread exists, its task too
             if not await self._open_thread(message, inbound.text):

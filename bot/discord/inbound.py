@@ -25,6 +25,7 @@ PLATFORM = "discord"
 _USER_MENTION = re.compile(r"<@!?([0-9]+)>")
 _ROLE_MENTION = re.compile(r"<@&([0-9]+)>")
 _CHANNEL_MENTION = re.compile(r"<#([0-9]+)>")
+_PEOPLES_TYPES = frozenset({discord.MessageType.default, discord.MessageType.reply})
 
 
 def room_of_channel(channel: Any, registered: frozenset[str]) -> RoomRef | None:
@@ -33,11 +34,6 @@ def room_of_channel(channel: Any, registered: frozenset[str]) -> RoomRef | None:
     if isinstance(channel, discord.Thread) and str(channel.parent_id) in registered:
         return RoomRef(PLATFORM, str(channel.parent_id), str(channel.id))
     return None
-
-
-def is_top_level(message: discord.Message, registered: frozenset[str]) -> bool:
-    channel = message.channel
-    return not isinstance(channel, discord.Thread) and str(channel.id) in registered
 
 
 def role_ids(member: Any) -> frozenset[str]:
@@ -72,35 +68,40 @@ def plain_text(message: discord.Message, bot_id: int | None) -> str:
     return "\n".join(line.rstrip() for line in text.strip().splitlines()).strip()
 
 
-def message_inbound(
-    message: discord.Message, bot_user: discord.ClientUser | None, registered: frozenset[str]
-) -> Inbound | None:
-    """The Inbound of a message in one of our rooms; None for messages that are not ours
-    (other channels, top-level chatter that does not mention us) or lack a guild."""
-    if message.guild is None or message.type not in (
-        discord.MessageType.default,
-        discord.MessageType.reply,
-    ):
+def room_of_message(
+    message: discord.Message, bot_id: int | None, registered: frozenset[str]
+) -> RoomRef | None:
+    """The room of a message, from its channel and mentions alone (nothing of its text is read):
+    a thread of a registered channel, or the thread a mention at the top of one will open; None
+    for messages that are not ours (other channels, top-level chatter that does not mention us,
+    system messages, direct messages). The Gateway's hot path asks this once per message."""
+    if message.guild is None or message.type not in _PEOPLES_TYPES:
         return None
-    bot_id = bot_user.id if bot_user is not None else None
-    mentioned = bot_id is not None and any(m.id == bot_id for m in message.mentions)
-    if is_top_level(message, registered):
-        if not mentioned:
+    channel = message.channel
+    if isinstance(channel, discord.Thread):
+        parent = channel.parent_id
+        if parent is None or str(parent) not in registered:
             return None
-        room = RoomRef(PLATFORM, str(message.channel.id), str(message.id))
-    else:
-        found = room_of_channel(message.channel, registered)
-        if found is None:
-            return None
-        room = found
-    from_bot = message.author.bot or message.webhook_id is not None
+        return RoomRef(PLATFORM, str(parent), str(channel.id))
+    if str(channel.id) not in registered or not mentions(message, bot_id):
+        return None
+    return RoomRef(PLATFORM, str(channel.id), str(message.id))
+
+
+def mentions(message: discord.Message, bot_id: int | None) -> bool:
+    return bot_id is not None and any(m.id == bot_id for m in message.mentions)
+
+
+def message_inbound(message: discord.Message, bot_id: int | None, room: RoomRef) -> Inbound:
+    """The Inbound of a message in `room` (what `room_of_message` found): its text as a person
+    reads it and its author's roles, built off the Gateway's hot path."""
     return Inbound(
         room=room,
         user=str(message.author.id),
         text=plain_text(message, bot_id),
         event_id=f"discord:{message.id}",
-        mentions_bot=mentioned,
-        from_bot=from_bot,
+        mentions_bot=mentions(message, bot_id),
+        from_bot=message.author.bot or message.webhook_id is not None,
         roles=role_ids(message.author),
     )
 

@@ -186,7 +186,10 @@ class GroupPolicy:
     # many turns and while the outputs it has read stay within session_chars; a fresh prompt
     # quotes the newest turns in full within recent_chars, the older ones one line each.
     session_turns: int = 3
-    session_chars: int = 3000
+    # 6000: the least input billed with prompt caching over a 12-round task with Claude Code's
+    # own ~48K characters per request (tests/bench/bench_context.py); at 3000 no turn with
+    # 1,500-character answers ever resumed.
+    session_chars: int = 6000
     recent_chars: int = 4000
     # Reference opinions (rooms/references): the whole fan-out's deadline. The references
     # themselves come from the engine's ReferencePool, by group name.

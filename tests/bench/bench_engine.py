@@ -1,6 +1,6 @@
 """Engine throughput: many rooms of scripted turns through the real engine and store.
 
-    .venv/bin/python -m tests.bench.bench_engine [--rooms 200] [--turns 10]
+    .venv/bin/python -m tests.bench.bench_engine [--rooms 200] [--turns 10] [--scale 10,100,1000]
 
 Each room runs one task whose owner and reviewer answer instantly (a scripted runner, no
 process): owner DONE / reviewer CHANGES_REQUESTED with a new finding each round, the last reviewer
@@ -129,8 +129,9 @@ class StatementCounter:
 
 
 async def run_engine(
-    db: Path, rooms: int, rounds: int, *, answer_bytes: int = 0
+    db: Path, rooms: int, rounds: int, *, answer_bytes: int = 0, tag: str = ""
 ) -> tuple[float, int, list[float], StatementCounter]:
+    """`tag` names the rooms and events apart from an earlier run on the same file."""
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)
@@ -145,10 +146,10 @@ async def run_engine(
     for i in range(rooms):
         await engine.handle(
             Inbound(
-                room=RoomRef("bench", "C", f"T{i}"),
+                room=RoomRef("bench", "C", f"T{tag}{i}"),
                 user="U1",
                 text=f"task {i}: make parse() handle every case",
-                event_id=f"e{i}",
+                event_id=f"e{tag}{i}",
                 mentions_bot=True,
             )
         )
@@ -243,6 +244,11 @@ async def main() -> None:
         default=50,
         help="rounds of the one-task runs with 4 KB and 1 MB answers (0: skip them)",
     )
+    parser.add_argument(
+        "--scale",
+        default="10,100,1000",
+        help="room counts of the per-turn CPU and solo p50 table ('': skip it)",
+    )
     parser.add_argument("--history-one", nargs=3, help=argparse.SUPPRESS)  # SIZE ROUNDS kept|read
     args = parser.parse_args()
     if args.history_one:
@@ -281,8 +287,50 @@ async def main() -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    if args.scale:
+        await print_scale([int(n) for n in args.scale.split(",")], rounds)
     if args.history_rounds:
         await print_history(args.history_rounds)
+
+
+SOLO_ROOMS = 5
+
+
+async def print_scale(sizes: list[int], rounds: int) -> None:
+    """The per-turn goal restated (issue 28): with many rooms ready at once, a turn's p99 is
+    its wait in the queue (about the CPU per turn × the rooms ready), not its own cost. What
+    must stay flat as rooms grow is the CPU a turn costs and a lone room's overhead: for each
+    size, the rooms run, then SOLO_ROOMS more rooms, each alone, on the same store file (all
+    their rows in it), and the floor's CPU per 1-row transaction at the same concurrency, in
+    the same run."""
+    print(f"\nper turn as rooms grow ({rounds * 2 + 1} turns a room; CPU of the whole process)")
+    print(
+        f"{'rooms':>6} | {'turns':>6} | {'CPU/turn':>9} | {'floor CPU/write':>15} | {'ratio':>6}"
+        f" | {'solo p50':>9} | {'p50':>8} | {'p99':>8} | {'rooms × CPU/turn':>16}"
+    )
+    cpu, solo = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for rooms in sizes:
+            db = Path(tmp) / f"scale-{rooms}.db"
+            _, turns, gaps, counted = await run_engine(db, rooms, rounds)
+            solo_gaps = []
+            for k in range(SOLO_ROOMS):  # one after another: a lone room's p50 over enough turns
+                solo_gaps += (await run_engine(db, 1, rounds, tag=f"solo{k}"))[2]
+            _, floor_cpu = await run_floor(Path(tmp) / f"floor-{rooms}.db", turns, rooms)
+            per_turn, per_write = counted.cpu_s / turns, floor_cpu / turns
+            cpu.append(per_turn)
+            solo.append(statistics.median(solo_gaps))
+            print(
+                f"{rooms:>6} | {turns:>6} | {per_turn * 1000:>6.2f} ms"
+                f" | {per_write * 1000:>12.3f} ms | {per_turn / per_write:>5.1f}x"
+                f" | {solo[-1] * 1000:>6.2f} ms"
+                f" | {statistics.median(gaps) * 1000:>5.1f} ms"
+                f" | {percentile(gaps, 99) * 1000:>5.1f} ms | {rooms * per_turn * 1000:>13.1f} ms"
+            )
+    print(
+        f"{sizes[-1]} rooms ÷ {sizes[0]} rooms: CPU per turn {cpu[-1] / cpu[0]:.2f}x, "
+        f"solo p50 {solo[-1] / solo[0]:.2f}x (goal: flat, ≤ 1.5x)"
+    )
 
 
 async def print_history(rounds: int) -> None:

@@ -55,6 +55,10 @@ class Read:
     role: str
     resumed: bool
     chars: int
+    # The leading part of this request that an earlier request already sent as its own leading
+    # part (what a prompt cache can serve): a resumed run's whole previous request; a fresh
+    # run's system prompt, once its role has sent it before.
+    cached: int = 0
 
     @property
     def tokens(self) -> int:
@@ -82,6 +86,8 @@ def long_task(rounds: int, answer_chars: int = 1500, seed: int = 1) -> dict[str,
 class SessionModelRunner:
     script: dict[str, list[str]]
     held: dict[str, int] = field(default_factory=dict)  # session id -> characters it holds
+    sent: dict[str, int] = field(default_factory=dict)  # session id -> its last request's size
+    systems: set[str] = field(default_factory=set)  # system prompts sent before
     reads: list[Read] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)
     answers: list[str] = field(default_factory=list)
@@ -93,13 +99,18 @@ class SessionModelRunner:
         resume = request.resume_session_id
         if resume is not None and resume in self.held:
             chars = self.held[resume] + len(request.prompt)  # the session, then the new prompt
+            cached = self.sent[resume]
         else:
-            chars = len(request.system_prompt or "") + len(request.prompt)
-        self.reads.append(Read(role, resume is not None, chars))
+            system = request.system_prompt or ""
+            chars = len(system) + len(request.prompt)
+            cached = len(system) if system in self.systems else 0
+            self.systems.add(system)
+        self.reads.append(Read(role, resume is not None, chars, cached))
         self.prompts.append(request.prompt)
         self.answers.append(answer)
         session = f"sess-{role}-{len(self.reads)}"
         self.held[session] = chars + len(answer)
+        self.sent[session] = chars
         yield RunEvent(kind="session", session_id=session)
         yield RunEvent(kind="usage", input_tokens=chars // CHARS_PER_TOKEN, output_tokens=1)
         yield RunEvent(kind="final", text=answer)

@@ -268,6 +268,48 @@ async def test_inbound_filtering(tmp_path: Path) -> None:
         assert await kit.store.latest_task_in(ROOM) == await kit.task(1)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@tribunal status",
+        "@tribunal help",
+        "@tribunal arbitrate",
+        "@tribunal stop",
+        "a note for the owner",
+        "@tribunal choose 1",
+        "@tribunal approve it",
+    ],
+)
+async def test_an_event_handed_twice_acts_once(tmp_path: Path, text: str) -> None:
+    """A platform replays events (a Gateway resume, a retried delivery): the engine checks the
+    event id inside the write that records it, never in a read before, so the second delivery
+    changes nothing, posts nothing and starts nothing, whatever the command."""
+    async with engine_kit(tmp_path, {"owner": [Reply(hang=True)]}) as kit:
+        await kit.say("@tribunal the task")
+        await kit.runner.wait_calls(1)
+
+        async def seen() -> tuple[object, ...]:
+            await kit.engine.outbox.flush()
+            task = await kit.task()
+            return (
+                task.status,
+                task.version,
+                len(await kit.store.messages(1)),
+                len(kit.platform.texts()),
+                len(kit.runner.calls),
+            )
+
+        await kit.say(text, mention=text.startswith("@"), event_id="replayed", user="boss")
+        once = await seen()
+        await kit.say(text, mention=text.startswith("@"), event_id="replayed", user="boss")
+        assert await seen() == once
+        await kit.click("frobnicate", "1")
+        clicked = await seen()
+        kit.events -= 1  # the same click id again
+        await kit.click("frobnicate", "1")
+        assert await seen() == clicked
+
+
 async def test_progress_is_one_message_edited_in_place(tmp_path: Path) -> None:
     script: Script = {
         "owner": [Reply(text="DONE", progress=("reading", "editing"), tools=("Bash",)), "DONE"],

@@ -96,12 +96,15 @@ POLICY = GroupPolicy(
     approvers=frozenset({"boss"}),
     thresholds=Thresholds(round_cap=ROUNDS + 5, max_turns=10 * ROUNDS),
 )
-BOUND = (
+FRESH_BOUND = (
     max(len(load_prompt(r)) for r in ("owner", "reviewer"))
     + 1_000
     + 12 * 200
     + (POLICY.recent_chars + ANSWER + 100)
 )
+# A resumed turn reads its session (a fresh read, then the outputs it has seen since, at most
+# session_chars when it was resumed) and its new prompt's headers (≤ 1,000 each).
+BOUND = FRESH_BOUND + POLICY.session_chars + (POLICY.session_turns - 1) * 1_000
 
 
 async def test_a_12_round_task_reads_within_the_bound_each_turn(tmp_path: Path) -> None:
@@ -116,7 +119,11 @@ async def test_a_12_round_task_reads_within_the_bound_each_turn(tmp_path: Path) 
     # Flat: the last rounds read no more than the bound, and about what round 6 read.
     owner = [r.chars for r in work if r.role == "owner"]
     assert owner[ROUNDS - 1] <= 1.3 * owner[5]
-    # Against resending the whole transcript: ≥ 4× fewer tokens at round 12.
+    # Against resending the whole transcript: ≥ 3× fewer of Tribunal's characters at round 12
+    # (≥ 4× when no turn resumes, at session_chars 3000; the default lets half the turns resume
+    # for prompt-cache hits: less input billed, bench_context, once Claude Code's own ~48K
+    # characters per request are counted, beside which both save ~1.4-1.5× of the request).
     transcript = sum(len(a) for a in runner.answers[: 2 * (ROUNDS - 1)])
-    assert transcript / owner[ROUNDS - 1] >= 4, (transcript, owner[ROUNDS - 1])
-    assert BOUND // CHARS_PER_TOKEN < 3_000
+    assert transcript / owner[ROUNDS - 1] >= 3, (transcript, owner[ROUNDS - 1])
+    assert sum(r.resumed for r in work) >= ROUNDS // 2  # resumed sessions do happen
+    assert FRESH_BOUND // CHARS_PER_TOKEN < 3_000 and BOUND // CHARS_PER_TOKEN < 5_000
