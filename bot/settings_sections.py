@@ -26,6 +26,7 @@ from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
+from container.endpoints import Endpoint
 from container.slots import default_turns_at_once
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
@@ -274,9 +275,38 @@ class ConsoleSettings(GroupBase):
         return self
 
 
+class EngineSettings(_Section):
+    """One engine of `[docker] engines`: its address, and for `tcp://` the TLS files
+    (container/endpoints.py). Written as a bare string for a unix socket."""
+
+    host: str = Field(min_length=1)
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_address(cls, data: object) -> object:
+        return {"host": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _usable(self) -> EngineSettings:
+        problems = self.endpoint().problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.host, self.tls_ca, self.tls_cert, self.tls_key)
+
+
 class DockerSettings(_Section):
     """The Docker backend (container/): image, per-container limits, network and instance. The
-    engine address is `DOCKER_HOST` (Settings.docker_host).
+    engine address is `DOCKER_HOST` (Settings.docker_host), or `engines`.
+
+    `engines`: several Docker-API engines that share the turns (container/engine_set.py): each
+    a unix socket address, or a table `{host = "tcp://…", tls_ca, tls_cert, tls_key}` for a
+    remote one (TLS client certificates required). When set, DOCKER_HOST is not used.
 
     `network_mode`: the network of the runner containers. The default "none" gives them no
     network at all but their own loopback: the agents reach the model APIs only through the
@@ -307,6 +337,16 @@ class DockerSettings(_Section):
     max_containers_per_group: int = Field(DockerConfig.max_per_group, ge=1)
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
+    engines: list[EngineSettings] = Field(default_factory=list)
+
+    @field_validator("engines")
+    @classmethod
+    def _engines_are_distinct(cls, engines: list[EngineSettings]) -> list[EngineSettings]:
+        hosts = [e.host for e in engines]
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        if twice:
+            raise ValueError(f"each engine once: {', '.join(twice)} is listed twice")
+        return engines
 
     @model_validator(mode="before")
     @classmethod
