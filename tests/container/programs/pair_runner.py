@@ -1,8 +1,8 @@
 """A stand-in for `python -m runners <agent>` that plays the pair's roles (tests/container/
 test_engine_set.py): the owner answers DONE, every other role APPROVED. The owner's first turn
 of a workspace leaves a mark in the workspace (its container's host name: the start of the
-container's id) and then waits, so the test can stop its engine mid-run; the turn run again finds the mark and
-answers. Standard library only (it runs on the image's Python).
+container's id) and then waits, so the test can stop its engine mid-run; the turn run again
+finds the mark and answers. Standard library only (it runs on the image's Python).
 """
 
 import json
