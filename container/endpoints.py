@@ -11,6 +11,7 @@ readable file now, so a typo is a settings error at start, not a failed turn lat
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -72,7 +73,29 @@ class Endpoint:
             # DOCKER_HOST as it always was (the settings refuse a plain tcp:// in `engines`).
             return docker.DockerClient(base_url=self.host, timeout=timeout)
         tls = TLSConfig(client_cert=(self.tls_cert, self.tls_key), ca_cert=self.tls_ca, verify=True)
-        return docker.DockerClient(base_url=self.host, tls=tls, timeout=timeout)
+        return _tls_client_class()(base_url=self.host, tls=tls, timeout=timeout)
+
+
+@functools.cache
+def _tls_client_class() -> type:
+    """The docker SDK's client with the engine's CA kept (made once; the SDK loads lazily)."""
+    import docker
+
+    class TLSAPIClient(docker.APIClient):  # type: ignore[misc]
+        def merge_environment_settings(
+            self, url: Any, proxies: Any, stream: Any, verify: Any, cert: Any
+        ) -> Any:
+            # requests lets REQUESTS_CA_BUNDLE (or CURL_CA_BUNDLE) replace the session's CA
+            # whenever a request names none, as the docker SDK's never do (requests issue
+            # 3829): the engine would be checked against the system's CAs, not its own.
+            verify = self.verify if verify is None else verify
+            return super().merge_environment_settings(url, proxies, stream, verify, cert)
+
+    class TLSClient(docker.DockerClient):  # type: ignore[misc]
+        def __init__(self, **kwargs: Any) -> None:
+            self.api = TLSAPIClient(**kwargs)
+
+    return TLSClient
 
 
 def answers(endpoint: Endpoint, image: str | None = None, timeout_s: int = 5) -> str | None:
