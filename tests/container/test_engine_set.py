@@ -9,6 +9,8 @@ module (started once: these are the suite's slowest tests).
 - Placement: two tasks running at once land on the two engines (by load); a task's later turns
   stay on its engine while its containers live there, also when that engine is the busier one
   or when both are idle.
+- `tribunal doctor` checks every engine: each usable one ran a container that saw the data
+  folder; one that does not answer is named as drained, and the set is still usable.
 - Failover: a pair task whose owner turn runs on B when B's service is killed: the turn ends as
   interrupted, runs again on A, and the task finishes; `status` names B as drained. Once B
   answers again, the health check puts it back in service.
@@ -27,6 +29,9 @@ from typing import Any
 
 import pytest
 
+import bot.platforms  # noqa: F401  (the settings read the platforms' declarations)
+from bot.doctor.engines import check_engines
+from bot.settings import load_settings
 from container.docker_backend import DockerBackend
 from container.docker_pool import MANAGED, WORKSPACE_LABEL, DockerConfig
 from container.endpoints import Endpoint
@@ -153,6 +158,35 @@ async def test_tasks_spread_by_load_and_a_tasks_turns_stay_on_its_engine(
     assert on(engines, 1) == {str(two)}
     assert len(b.backend.pool.held()) == 2 and len(a.backend.pool.held()) == 2
     assert engines.engine_notes() == []
+
+
+def test_doctor_checks_every_engine(
+    engine_pair: Pair, runner_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # check_engines is what `tribunal doctor` adds for `[docker] engines` (bot/doctor/__init__);
+    # called alone here: the doctor's other engine checks (the runner binaries in the image,
+    # ~20 s) are tests/container/test_bot_docker.py's.
+    for name in list(os.environ):
+        if name.startswith(("TRIBUNAL_", "DOCKER_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    b, a = engine_pair.b.docker_host, engine_pair.a_host
+    absent = f"unix://{tmp_path}/absent.sock"
+    data = tmp_path / "data"
+    (tmp_path / "tribunal.toml").write_text(
+        f'backend = "docker"\ndata = "{data}"\n[docker]\nimage = "{runner_image}"\n'
+        f'engines = ["{b}", "{a}", "{absent}"]\n'
+    )
+    checks = list(check_engines(load_settings(env_file=None)))
+    lines = [c.line for c in checks]
+    for host in (b, a):
+        [line] = [x for x in lines if x.startswith(f"engine {host}: ")]
+        assert line.startswith(f"engine {host}: ok (Podman Engine "), lines
+        assert line.endswith(f"; a container ran and saw {data})"), lines
+    assert f"engine {absent}: not reachable (No such file or directory): drained" in lines
+    assert lines[-1] == "engines: ok (2 of 3 usable; the 1 other(s) are drained)"
+    assert [c.required for c in checks] == [False, False, False, True]
+    assert not list(data.glob(".doctor-*"))  # its mark is gone again
 
 
 async def test_an_engine_stopped_mid_turn_is_drained_and_the_task_finishes_on_the_other(
