@@ -338,6 +338,19 @@ class DockerSettings(_Section):
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
     engines: list[EngineSettings] = Field(default_factory=list)
+    # Where the credential proxy's socket is (mounted into every container); None: <data>/proxy.
+    # A folder local to each host when the data folder is shared and some engines are remote:
+    # there the socket is relayed to the same path (README "Running at scale").
+    proxy_dir: Path | None = None
+
+    @field_validator("proxy_dir")
+    @classmethod
+    def _proxy_dir_is_absolute(cls, value: Path | None) -> Path | None:
+        # Bind-mounted by path on every engine's host: a relative one would mean another folder
+        # on each.
+        if value is not None and not value.is_absolute():
+            raise ValueError(f"must be an absolute path (got {str(value)!r})")
+        return value
 
     @field_validator("engines")
     @classmethod

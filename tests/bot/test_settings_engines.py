@@ -49,6 +49,22 @@ def test_engines_from_the_file(tls_files: dict[str, str], monkeypatch: pytest.Mo
     assert engine_address(settings) == "unix:///run/a.sock, tcp://10.0.0.2:2376"
 
 
+def test_engines_as_tables_as_the_readme_writes_them(tls_files: dict[str, str]) -> None:
+    tls = "\n".join(f'{k} = "{v}"' for k, v in tls_files.items())
+    write(
+        Path("tribunal.toml"),
+        '[docker]\nproxy_dir = "/run/tribunal-proxy"\n\n'
+        '[[docker.engines]]\nhost = "unix:///run/podman/podman.sock"\n\n'
+        f'[[docker.engines]]\nhost = "tcp://runner2.internal:2376"\n{tls}\n',
+    )
+    settings = load_settings(env_file=None)
+    assert engine_endpoints(settings) == [
+        Endpoint("unix:///run/podman/podman.sock"),
+        Endpoint("tcp://runner2.internal:2376", **tls_files),
+    ]
+    assert settings.docker.proxy_dir == Path("/run/tribunal-proxy")
+
+
 def test_engines_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUNAL_DOCKER__ENGINES", '["unix:///a.sock", "unix:///b.sock"]')
     settings = load_settings(env_file=None)
