@@ -11,6 +11,9 @@ module (started once: these are the suite's slowest tests).
   or when both are idle.
 - `tribunal doctor` checks every engine: each usable one ran a container that saw the data
   folder; one that does not answer is named as drained, and the set is still usable.
+- The bot's wiring: settings with `engines` → `running_backend` → an EngineSet behind the
+  credential proxy; a check (the engine's own `command` runner, the real one in the image) runs
+  in a container on the first engine; on exit no container of the bot is left on either.
 - Failover: a pair task whose owner turn runs on B when B's service is killed: the turn ends as
   interrupted, runs again on A, and the task finishes; `status` names B as drained. Once B
   answers again, the health check puts it back in service.
@@ -19,6 +22,7 @@ module (started once: these are the suite's slowest tests).
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import signal
 import uuid
@@ -30,14 +34,16 @@ from typing import Any
 import pytest
 
 import bot.platforms  # noqa: F401  (the settings read the platforms' declarations)
+from bot.backend import running_backend
 from bot.doctor.engines import check_engines
 from bot.settings import load_settings
 from container.docker_backend import DockerBackend
 from container.docker_pool import MANAGED, WORKSPACE_LABEL, DockerConfig
 from container.endpoints import Endpoint
-from container.engine_set import EngineSet
+from container.engine_set import EngineSet, engine_notes
 from container.podman_service import PodmanService
 from rooms.base.model import GroupPolicy
+from runners.protocol import Check, RunRequest, RunSpec
 from tests.container.conftest import FAKE_RUNNER, PROGRAMS, collect, spec
 from tests.container.test_bot_docker import docker_host_of
 from tests.fakes.engine_kit import ROOM, engine_kit
@@ -160,23 +166,70 @@ async def test_tasks_spread_by_load_and_a_tasks_turns_stay_on_its_engine(
     assert engines.engine_notes() == []
 
 
+def bot_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, image: str, engines: list[str]
+) -> Path:
+    """A working folder whose tribunal.toml names the engines (backend docker); the data
+    folder is returned."""
+    for name in list(os.environ):
+        if name.startswith(("TRIBUNAL_", "DOCKER_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "data"
+    listed = ", ".join(f'"{e}"' for e in engines)
+    (tmp_path / "tribunal.toml").write_text(
+        f'backend = "docker"\ndata = "{data}"\n[docker]\nimage = "{image}"\nengines = [{listed}]\n'
+    )
+    return data
+
+
+async def test_the_bot_runs_its_turns_on_the_engines_of_its_settings(
+    engine_pair: Pair, runner_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    b, a = engine_pair.b.docker_host, engine_pair.a_host
+    bot_settings(monkeypatch, tmp_path, runner_image, [b, a])
+    settings = load_settings(env_file=None)
+    ws = workspace(tmp_path, "ws")
+    check = Check(id="T1", command="echo checked-in-a-container", timeout_s=60.0)
+    spec = RunSpec(
+        group="g",
+        agent="command",
+        request=RunRequest(role="executor", prompt="checks", checks=[check]),
+        workspace=str(ws),
+    )
+    async with running_backend(settings, warn=io.StringIO()) as (runner, choice):
+        assert choice.kind == "docker"
+        events = [event async for event in runner.run(spec)]
+        [final] = [e for e in events if e.kind == "final"]
+        [result] = final.structured["checks"]  # type: ignore[index]
+        assert result["exit_status"] == 0 and "checked-in-a-container" in result["output_tail"]
+        instance = settings.docker_instance
+        label = {"label": f"tribunal.instance={instance}"}
+        first, second = (Endpoint(h).connect() for h in (b, a))
+        try:
+            assert len(first.containers.list(filters=label)) == 1  # B: listed first, both idle
+            assert second.containers.list(filters=label) == []
+            assert engine_notes(runner) == []
+        finally:
+            first.close()
+            second.close()
+    for host in (b, a):
+        client = Endpoint(host).connect()
+        try:
+            assert client.containers.list(all=True, filters=label) == []
+        finally:
+            client.close()
+
+
 def test_doctor_checks_every_engine(
     engine_pair: Pair, runner_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # check_engines is what `tribunal doctor` adds for `[docker] engines` (bot/doctor/__init__);
     # called alone here: the doctor's other engine checks (the runner binaries in the image,
     # ~20 s) are tests/container/test_bot_docker.py's.
-    for name in list(os.environ):
-        if name.startswith(("TRIBUNAL_", "DOCKER_")):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
     b, a = engine_pair.b.docker_host, engine_pair.a_host
     absent = f"unix://{tmp_path}/absent.sock"
-    data = tmp_path / "data"
-    (tmp_path / "tribunal.toml").write_text(
-        f'backend = "docker"\ndata = "{data}"\n[docker]\nimage = "{runner_image}"\n'
-        f'engines = ["{b}", "{a}", "{absent}"]\n'
-    )
+    data = bot_settings(monkeypatch, tmp_path, runner_image, [b, a, absent])
     checks = list(check_engines(load_settings(env_file=None)))
     lines = [c.line for c in checks]
     for host in (b, a):
