@@ -9,9 +9,11 @@ and not ended, over its `turns_at_once` (each engine has its own runner slots, c
 the cap is per engine, since each engine's host runs its own runners); ties go to the engine
 listed first.
 
-Draining. An engine stops answering when a health check (a ping every `check_s`, from the
-moment `start` ran) or a turn's failure says so: a turn that failed as `crashed` or
-`idle_timeout`, or whose backend raised, is followed by a ping of its engine. A drained engine
+Draining. An engine stops answering when the health checks (a ping and a look-up of the image
+every `check_s`, from the moment `start` ran) fail `misses` times in a row (two by default: one
+slow answer on a loaded host is no reason), or when a turn's failure says so: a turn that
+failed as `crashed` or `idle_timeout`, or whose backend raised, is followed by one such check
+of its engine, and a failed one drains it. A drained engine
 takes no new turn; the turns running on it end at once with `engine_lost` (runners/protocol.py),
 which the rooms engine records as interrupted and runs again (rooms/core/driver.py), so the turn
 is placed again, on another engine. The turns' own cleanup on the lost engine (killing the run)
@@ -44,6 +46,7 @@ from runners.protocol import CRASHED, ENGINE_LOST, IDLE_TIMEOUT, RunEvent, RunSp
 log = logging.getLogger(__name__)
 
 CHECK_S = 10.0  # between two health checks of every engine
+MISSES = 2  # health checks failed in a row that drain an engine
 PING_TIMEOUT_S = 5
 CLOSE_WAIT_S = 30.0  # a drained engine's containers are removed within this, or left
 # Failures that a lost engine causes (the exec's stream ended, a call to the engine failed, a
@@ -60,6 +63,7 @@ class Engine:
     drained: str | None = None  # why it was drained; None: in service
     drained_at: float | None = None  # wall clock
     active: int = 0  # turns placed on it that have not ended
+    missed: int = 0  # health checks failed in a row
     lost: asyncio.Event = field(default_factory=asyncio.Event)  # set while drained
 
     @property
@@ -84,6 +88,7 @@ class EngineSet:
         *,
         check_s: float = CHECK_S,
         ping_timeout_s: int = PING_TIMEOUT_S,
+        misses: int = MISSES,
         wall: Callable[[], float] = time.time,
     ) -> None:
         if not engines:
@@ -91,6 +96,7 @@ class EngineSet:
         self.engines = [Engine(endpoint, backend) for endpoint, backend in engines]
         self.check_s = check_s
         self.ping_timeout_s = ping_timeout_s
+        self.misses = misses
         self.wall = wall
         self._affinity: dict[TaskKey, Engine] = {}
         self._running: dict[TaskKey, int] = {}  # turns of a task not ended, on its engine
@@ -294,10 +300,14 @@ class EngineSet:
 
         async def one(engine: Engine) -> None:
             reason = await asyncio.to_thread(self._answers, engine)
-            if reason is not None:
+            if reason is None:
+                engine.missed = 0
+                if engine.drained is not None:
+                    await self._reinstate(engine)
+                return
+            engine.missed += 1
+            if engine.missed >= self.misses:
                 self._drain(engine, reason)
-            elif engine.drained is not None:
-                await self._reinstate(engine)
 
         await asyncio.gather(*(one(e) for e in self.engines))
 

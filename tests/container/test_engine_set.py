@@ -17,11 +17,15 @@ module (started once: these are the suite's slowest tests).
 - Failover: a pair task whose owner turn runs on B when B's service is killed: the turn ends as
   interrupted, runs again on A, and the task finishes; `status` names B as drained. Once B
   answers again, the health check puts it back in service.
+- A hung engine (its service frozen with SIGSTOP: it neither answers nor closes its streams) is
+  found by the health check: the turn running on it ends at once as `engine_lost`, without
+  waiting for its idle timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import signal
@@ -70,6 +74,13 @@ def engine_pair(
     try:
         yield Pair(docker_host_of(docker_client), b)
     finally:
+        # Everything on B is these tests' (its storage is theirs alone): nothing may outlive it,
+        # also after a failed test.
+        with contextlib.suppress(Exception):
+            client = Endpoint(b.docker_host).connect(timeout=60)
+            for container in client.containers.list(all=True):
+                container.remove(force=True)
+            client.close()
         b.stop()
         unmount_under(folder)
 
@@ -286,3 +297,30 @@ async def test_an_engine_stopped_mid_turn_is_drained_and_the_task_finishes_on_th
         await engines.check()
         assert b.drained is None and engines.engine_notes() == []
         assert f"Container engine {b.name}" not in await kit.engine.status_text(ROOM)
+
+
+async def test_a_hung_engine_is_found_by_the_health_check(
+    make_set: MakeSet, engine_pair: Pair, tmp_path: Path
+) -> None:
+    engines = make_set(FAKE_RUNNER, check_s=0.5, ping_timeout_s=3)
+    await engines.start()
+    b, a = engines.engines
+    ws = workspace(tmp_path, "ws")
+    events = engines.run(spec("hang", workspace=ws, idle_timeout_s=120.0))
+    service = engine_pair.b
+    assert service.process is not None
+    try:
+        async with asyncio.timeout(60):
+            async for event in events:
+                if event.kind == "progress":  # the runner runs, on B
+                    break
+        assert engines.engine_of(("g1", str(ws))) is b
+        os.kill(service.process.pid, signal.SIGSTOP)
+        async with asyncio.timeout(30):  # far less than the turn's idle timeout
+            rest = [event async for event in events]
+        assert [e.code for e in rest if e.kind == "error"] == ["engine_lost"], rest
+        assert b.drained is not None and a.drained is None
+    finally:
+        os.kill(service.process.pid, signal.SIGCONT)
+    await until(lambda: b.drained is None, timeout=60)  # the health check puts it back
+    assert engines.engine_notes() == []
