@@ -241,7 +241,7 @@ class EngineSet:
                     self._cleanups.add(step)
                     step.add_done_callback(self._cleanups.discard)
                 else:  # we were cancelled or closed (a stop): the run ends before we do
-                    with contextlib.suppress(BaseException):
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
                         await step
             else:
                 aclose = getattr(events, "aclose", None)

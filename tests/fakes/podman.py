@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,14 +98,24 @@ def private_engine(folder: Path) -> PodmanService:
     return PodmanService(folder / "service", env={"CONTAINERS_STORAGE_CONF": str(conf)})
 
 
-def unmount_under(folder: Path) -> None:
+def unmount_under(folder: Path, *, quiet_s: float = 1.0, timeout_s: float = 15.0) -> None:
     """Unmount what a private engine's storage left mounted in `folder` (its overlay folder is
-    a mount of its own), so the folder can be removed. Only mounts under `folder`."""
+    a mount of its own), so the folder can be removed; only mounts under `folder`. Again until
+    none came back for `quiet_s`: a container's exit runs a `podman container cleanup` (started
+    by its conmon) that may mount the storage again after the service stopped."""
     prefix = str(folder.resolve()) + "/"
-    with open("/proc/self/mounts") as mounts:
-        points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
-    for point in sorted(points, key=len, reverse=True):  # the innermost first
-        subprocess.run(["umount", "-l", point], check=False, timeout=60)
+    deadline = time.monotonic() + timeout_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        with open("/proc/self/mounts") as mounts:
+            points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+        if not points and time.monotonic() - quiet_since >= quiet_s:
+            return
+        for point in sorted(points, key=len, reverse=True):  # the innermost first
+            subprocess.run(["umount", "-l", point], check=False, timeout=60)
+        if points:
+            quiet_since = time.monotonic()
+        time.sleep(0.1)
 
 
 def ensure_base_image(client: docker.DockerClient) -> str:
