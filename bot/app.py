@@ -30,6 +30,7 @@ from bot.model_credentials import (
 )
 from bot.policies import SettingsPolicies
 from bot.settings import Settings
+from container.engine_set import engine_notes
 from rooms.base.ports import Clock, Runner
 from rooms.engine import Engine
 from rooms.store import Store
@@ -87,6 +88,9 @@ class CredentialedRunner:
         self.inner = inner
         self.env_by_agent = env_by_agent
         self.missing = dict(missing or {})
+
+    def engine_notes(self) -> list[str]:
+        return engine_notes(self.inner)
 
     def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         credential = self.missing.get(spec.agent)

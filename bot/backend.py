@@ -47,8 +47,10 @@ from bot.proxy import (
 )
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
-from container.docker_backend import DockerBackend, connect
+from container.docker_backend import DockerBackend
 from container.docker_pool import DockerConfig
+from container.endpoints import Endpoint
+from container.engine_set import EngineSet, engine_notes
 from container.local import LocalBackend
 from container.proxy.runner import ProxiedRunner
 from rooms.base.ports import Runner
@@ -107,17 +109,44 @@ class BackendChoice:
 
 
 def engine_address(settings: Settings) -> str:
+    if settings.docker.engines:
+        return ", ".join(e.host for e in settings.docker.engines)
     return settings.docker_host or f"{DEFAULT_SOCKET} (the default socket)"
+
+
+def engine_endpoints(settings: Settings) -> list[Endpoint]:
+    """The engines the turns run on: `[docker] engines`, else the one of DOCKER_HOST."""
+    if settings.docker.engines:
+        return [e.endpoint() for e in settings.docker.engines]
+    return [Endpoint(settings.docker_host)]
 
 
 def probe_engine(settings: Settings, *, name: bool = False) -> EngineProbe:
     """Ping the engine of the settings and look up the configured image; with `name`, also ask
     the engine's name and version (one more /version call, ~0.4 s on Podman 4.3: the doctor
     wants it, the start-up choice does not). Never raises: the docker SDK raises many kinds of
-    errors, and each means "not usable" here."""
-    where, image = engine_address(settings), settings.docker.image
+    errors, and each means "not usable" here. With `[docker] engines`, the first usable engine
+    stands for them all (the others are drained at start, container/engine_set.py); the doctor
+    checks each one (`probe_each`)."""
+    if settings.docker.engines:
+        probes = probe_each(settings, name=name)
+        return next((p for p in probes if p.usable), probes[0])
+    where = engine_address(settings)
+    return probe_endpoint(Endpoint(settings.docker_host), where, settings.docker.image, name=name)
+
+
+def probe_each(settings: Settings, *, name: bool = False) -> list[EngineProbe]:
+    """One probe per engine the turns may run on (`engine_endpoints`)."""
+    if not settings.docker.engines:
+        return [probe_engine(settings, name=name)]
+    image = settings.docker.image
+    return [probe_endpoint(e, e.name, image, name=name) for e in engine_endpoints(settings)]
+
+
+def probe_endpoint(endpoint: Endpoint, where: str, image: str, *, name: bool) -> EngineProbe:
+    """`probe_engine` for one engine."""
     try:
-        client = connect(settings.docker_host, timeout=PING_TIMEOUT_S)
+        client = endpoint.connect(timeout=PING_TIMEOUT_S)
     except Exception as exc:  # the SDK negotiates the API version on connect
         return EngineProbe(where, image, error=short_reason(exc))
     try:
@@ -255,13 +284,30 @@ def runner_homes(settings: Settings) -> Path:
     return Path(state) / "tribunal" / settings.docker_instance / "homes"
 
 
-def make_docker_backend(settings: Settings, proxy_socket_dir: Path | None = None) -> DockerBackend:
-    return DockerBackend(
-        connect(settings.docker_host),
-        docker_config(settings, proxy_socket_dir),
-        secrets=platform_secrets(),
-        turns_at_once=settings.limits.turns_at_once,
-    )
+def make_docker_backend(
+    settings: Settings, proxy_socket_dir: Path | None = None
+) -> DockerBackend | EngineSet:
+    """One DockerBackend on the engine of the settings, or with several `[docker] engines` an
+    EngineSet of one DockerBackend each (`turns_at_once` is then per engine)."""
+    endpoints = engine_endpoints(settings)
+    backends = [
+        DockerBackend(
+            endpoint.connect(),
+            docker_config(settings, proxy_socket_dir),
+            secrets=platform_secrets(),
+            turns_at_once=settings.limits.turns_at_once,
+        )
+        for endpoint in endpoints
+    ]
+    if len(backends) == 1:
+        return backends[0]
+    return EngineSet(list(zip(endpoints, backends, strict=True)))
+
+
+def clients_of(backend: DockerBackend | EngineSet) -> list[Any]:
+    if isinstance(backend, EngineSet):
+        return [e.backend.client for e in backend.engines]
+    return [backend.client]
 
 
 class TimeoutCeiling:
@@ -271,6 +317,9 @@ class TimeoutCeiling:
         self.inner = inner
         self.idle_s = idle_s
         self.hard_s = hard_s
+
+    def engine_notes(self) -> list[str]:
+        return engine_notes(self.inner)
 
     def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         capped = {
@@ -376,7 +425,8 @@ async def _running_docker(settings: Settings, socket_folder: Path) -> AsyncItera
     try:
         reused, removed = await backend.start()
     except Exception as exc:  # the engine went away between the probe and now
-        await asyncio.to_thread(backend.client.close)
+        for client in clients_of(backend):
+            await asyncio.to_thread(client.close)
         raise BackendUnavailable(
             [
                 f"settings: backend docker: the engine at {engine_address(settings)} failed: "
@@ -397,4 +447,5 @@ async def _running_docker(settings: Settings, socket_folder: Path) -> AsyncItera
             removed = await backend.close()
             log.info("docker backend: removed %d container(s)", removed)
         finally:
-            await asyncio.to_thread(backend.client.close)
+            for client in clients_of(backend):
+                await asyncio.to_thread(client.close)

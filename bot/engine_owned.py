@@ -63,10 +63,12 @@ def remembered_cannot_run(settings: Settings) -> str | None:
 
 
 def wants_owned_engine(settings: Settings, engine_reachable: bool) -> bool:
-    """Only `auto` with no engine answering, only when podman is there to serve one, and not
-    where an earlier start found that containers cannot run."""
+    """Only `auto` with no engine answering (and none listed in `[docker] engines`), only when
+    podman is there to serve one, and not where an earlier start found that containers cannot
+    run."""
     return (
         settings.backend == "auto"
+        and not settings.docker.engines  # engines named in the settings: only those
         and not engine_reachable
         and podman_installed()
         and remembered_cannot_run(settings) is None

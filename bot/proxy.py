@@ -6,7 +6,8 @@ URLs (ANTHROPIC_BASE_URL, OPENAI_BASE_URL; the public APIs when unset). Every mo
 through it, on both backends, because it is what checks that a turn's final answer is the
 model's (container/proxy/finals.py).
 
-- Docker backend: it listens on a unix socket in `<TRIBUNAL_DATA>/proxy/` (mode 0711: the
+- Docker backend: it listens on a unix socket in `<TRIBUNAL_DATA>/proxy/`, or `[docker]
+  proxy_dir` (mode 0711: the
   container user may reach the socket, not list the folder), which the runner containers mount
   read-only; a data folder whose path is too long for a socket address uses a folder of the
   instance's name under the temp dir instead.
@@ -57,7 +58,7 @@ def server_tools_groups(settings: Settings) -> frozenset[str]:
 
 
 def socket_dir(settings: Settings) -> Path:
-    folder = settings.data.resolve() / "proxy"
+    folder = settings.docker.proxy_dir or settings.data.resolve() / "proxy"
     if len(str(folder / SOCKET_NAME)) > MAX_SOCKET_PATH:
         digest = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
         folder = Path(tempfile.gettempdir()) / f"tribunal-proxy-{digest}"

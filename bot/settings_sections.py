@@ -26,6 +26,7 @@ from bot.references.urls import UnsafeURL, check_base_url
 from bot.settings_approvers import approver_problems, console_approver_problems
 from bot.settings_references import ReferenceSettings
 from container.docker_pool import DockerConfig
+from container.endpoints import Endpoint
 from container.slots import default_turns_at_once
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.base.open_caps import OpenCaps
@@ -275,9 +276,38 @@ class ConsoleSettings(GroupBase):
         return self
 
 
+class EngineSettings(_Section):
+    """One engine of `[docker] engines`: its address, and for `tcp://` the TLS files
+    (container/endpoints.py). Written as a bare string for a unix socket."""
+
+    host: str = Field(min_length=1)
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_address(cls, data: object) -> object:
+        return {"host": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _usable(self) -> EngineSettings:
+        problems = self.endpoint().problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.host, self.tls_ca, self.tls_cert, self.tls_key)
+
+
 class DockerSettings(_Section):
     """The Docker backend (container/): image, per-container limits, network and instance. The
-    engine address is `DOCKER_HOST` (Settings.docker_host).
+    engine address is `DOCKER_HOST` (Settings.docker_host), or `engines`.
+
+    `engines`: several Docker-API engines that share the turns (container/engine_set.py): each
+    a unix socket address, or a table `{host = "tcp://…", tls_ca, tls_cert, tls_key}` for a
+    remote one (TLS client certificates required). When set, DOCKER_HOST is not used.
 
     `network_mode`: the network of the runner containers. The default "none" gives them no
     network at all but their own loopback: the agents reach the model APIs only through the
@@ -308,6 +338,29 @@ class DockerSettings(_Section):
     max_containers_per_group: int = Field(DockerConfig.max_per_group, ge=1)
     network_mode: str = Field("none", min_length=1)
     instance: str | None = None
+    engines: list[EngineSettings] = Field(default_factory=list)
+    # Where the credential proxy's socket is (mounted into every container); None: <data>/proxy.
+    # A folder local to each host when the data folder is shared and some engines are remote:
+    # there the socket is relayed to the same path (README "Running at scale").
+    proxy_dir: Path | None = None
+
+    @field_validator("proxy_dir")
+    @classmethod
+    def _proxy_dir_is_absolute(cls, value: Path | None) -> Path | None:
+        # Bind-mounted by path on every engine's host: a relative one would mean another folder
+        # on each.
+        if value is not None and not value.is_absolute():
+            raise ValueError(f"must be an absolute path (got {str(value)!r})")
+        return value
+
+    @field_validator("engines")
+    @classmethod
+    def _engines_are_distinct(cls, engines: list[EngineSettings]) -> list[EngineSettings]:
+        hosts = [e.host for e in engines]
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        if twice:
+            raise ValueError(f"each engine once: {', '.join(twice)} is listed twice")
+        return engines
 
     @model_validator(mode="before")
     @classmethod

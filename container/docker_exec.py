@@ -1,7 +1,8 @@
 """One runner exec inside a long-lived container, through the docker SDK's low-level API.
 
 The request goes to the exec's stdin: `exec_create(stdin=True)` + `exec_start(socket=True)` gives a
-raw socket; we send the line and half-close it (`shutdown(SHUT_WR)`), so the runner sees EOF.
+raw socket; we send the line and half-close it (`shutdown(SHUT_WR)`), so the runner sees EOF
+(not over TLS, which cannot half-close: see `pump`).
 Checked with Podman 4.3's compat API (the put_archive alternative would write under a tmpfs
 mount point, not into it). The socket carries the multiplexed stream (8-byte frame headers:
 stream 1 = stdout, 2 = stderr), which two threads pump into an asyncio.Queue: the docker SDK is
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import struct
 import threading
 from collections.abc import Sequence
@@ -128,7 +130,12 @@ class ExecSession:
             # A runner that never reads its stdin must not block the reader: own thread.
             with contextlib.suppress(OSError):
                 self.sock.sendall(GATE + request)
-                self.sock.shutdown(socket.SHUT_WR)
+                # Over TLS (a tcp:// engine) there is no half-close: Python's ssl drops the
+                # stream's TLS state on shutdown, and the output could no longer be read. The
+                # runner reads one line, and gives its children stdin of their own, so nothing
+                # waits for the EOF it then never sees.
+                if not isinstance(self.sock, ssl.SSLSocket):
+                    self.sock.shutdown(socket.SHUT_WR)
 
         def receive() -> None:
             try:

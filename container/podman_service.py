@@ -65,8 +65,9 @@ def answers(docker_host: str, timeout_s: int = 5) -> bool:
 class PodmanService:
     """One `podman system service` process, started by `start` and ended by `stop`."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, env: dict[str, str] | None = None) -> None:
         self.state_dir = state_dir
+        self.env = dict(env or {})  # more of the service's environment (e.g. its storage.conf)
         self.socket_path = state_dir / SOCKET_NAME
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -97,7 +98,7 @@ class PodmanService:
         self.end_leftover()
         # A socket file left by a process that is gone (e.g. a killed bot) would block the bind.
         self.socket_path.unlink(missing_ok=True)
-        env = {**os.environ, "CONTAINERS_CONF": str(conf)}
+        env = {**os.environ, "CONTAINERS_CONF": str(conf), **self.env}
         with (self.state_dir / LOG_NAME).open("wb") as log:
             self.process = subprocess.Popen(
                 ["podman", "system", "service", "--time=0", self.docker_host],

@@ -37,6 +37,9 @@ OUT_OF_MEMORY = "out_of_memory"  # killed by the memory limit
 AGENT = "agent"  # the agent itself reported a failure (API error, turn cap, ...)
 SETUP = "setup"  # the turn could not start: the deployment is wrong (e.g. an unwritable workspace)
 BUDGET = "budget"  # the credential proxy refused a request: the task's budget is spent
+# The container engine running the turn stopped answering (it is drained, container/engine_set.py):
+# the turn is not the agent's failure; the engine records it as interrupted and runs it again.
+ENGINE_LOST = "engine_lost"
 # The final is not the model's last answer as the credential proxy saw it: someone else wrote
 # it (container/proxy/finals.py). The turn fails; the answer is never used.
 UNVERIFIED = "unverified"

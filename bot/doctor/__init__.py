@@ -10,8 +10,9 @@ owner (bot/doctor_isolation.py); the database.
 
 The checks of the settings' accounts and the database are in bot/doctor/config.py; those of the
 backend, the engine, the image and the runner binaries (and which of them are required) in
-bot/doctor/engine.py, on the engine the bot really uses (bot/doctor/bots_engine.py); each line is
-a bot/doctor/check.py `Check`.
+bot/doctor/engine.py, on the engine the bot really uses (bot/doctor/bots_engine.py); with several
+`[docker] engines`, each one is checked too (bot/doctor/engines.py); each line is a
+bot/doctor/check.py `Check`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from bot.doctor.config import (
     check_references,
 )
 from bot.doctor.engine import check_backend, check_engine, check_image, check_runners
+from bot.doctor.engines import check_engines
 from bot.doctor_isolation import check_network, check_workspaces
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
@@ -67,6 +69,8 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
         yield check_engine(found)
         yield check_image(found)
         yield from check_runners(found.settings, kind, found.probe)
+    if settings.docker.engines and settings.backend != "local":
+        yield from check_engines(settings)  # each engine of `[docker] engines`
     if kind == "docker":
         yield from check_isolation(settings)
     yield check_database(settings)

@@ -16,7 +16,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.backend import EngineProbe, probe_engine
+from bot.backend import EngineProbe, engine_endpoints, probe_engine
 from bot.engine_owned import (
     ContainersCannotRun,
     OwnedEngineError,
@@ -26,7 +26,6 @@ from bot.engine_owned import (
     start_service,
 )
 from bot.settings import Settings
-from container.docker_backend import connect
 from container.podman_service import SOCKET_NAME, answers, podman_installed
 from container.run_probe import cannot_run
 
@@ -49,6 +48,18 @@ def engine_to_check(settings: Settings) -> Iterator[EngineFound]:
     probe = probe_engine(settings, name=True)
     if settings.backend == "local":
         yield EngineFound(settings, probe)
+        return
+    if settings.docker.engines:
+        # Several engines: the first usable one stands for them here (the runner binaries are
+        # checked in its image); bot/doctor/engines.py checks each.
+        chosen = next(
+            (e for e in settings.docker.engines if e.endpoint().name == probe.where),
+            settings.docker.engines[0],
+        )
+        docker = settings.docker.model_copy(update={"engines": [chosen]})
+        narrowed = settings.model_copy(update={"docker": docker})
+        found = _cannot_run(narrowed) if probe.reachable else None
+        yield EngineFound(narrowed, probe, cannot_run=found)
         return
     if probe.reachable:
         yield EngineFound(settings, probe, cannot_run=_cannot_run(settings))
@@ -87,7 +98,7 @@ def engine_to_check(settings: Settings) -> Iterator[EngineFound]:
 
 def _cannot_run(settings: Settings) -> str | None:
     try:
-        client = connect(settings.docker_host, timeout=PROBE_TIMEOUT_S)
+        client = engine_endpoints(settings)[0].connect(timeout=PROBE_TIMEOUT_S)
     except Exception as exc:  # the engine went away since its ping
         return f"the engine stopped answering: {exc}"
     try:

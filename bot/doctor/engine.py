@@ -39,12 +39,12 @@ from bot.backend import (
     BackendUnavailable,
     EngineProbe,
     choose_backend,
+    engine_endpoints,
     short_reason,
 )
 from bot.doctor.bots_engine import EngineFound
 from bot.doctor.check import Check
 from bot.settings import Settings
-from container.docker_backend import connect
 
 VERSION_TIMEOUT_S = 60.0  # the first start of a 400 MB binary from a cold disk can be slow
 
@@ -215,7 +215,7 @@ def _last_json_line(container: Any, attempts: int = 10) -> dict[str, Any]:
 
 def image_runner_versions(settings: Settings, image_id: str) -> dict[str, tuple[bool, str]]:
     """`claude --version` and `codex --version` in a throwaway container of the image."""
-    client = connect(settings.docker_host, timeout=int(VERSION_TIMEOUT_S) * 2 + 30)
+    client = engine_endpoints(settings)[0].connect(timeout=int(VERSION_TIMEOUT_S) * 2 + 30)
     container = None
     try:
         container = client.containers.run(

@@ -31,6 +31,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from container.engine_set import engine_notes
 from container.proxy.finals import checked_final
 from container.proxy.grants import Grant, Spent
 from container.proxy.server import CredentialProxy
@@ -89,6 +90,9 @@ class ProxiedRunner:
         self.proxy = proxy
         self.endpoint = endpoint
         self.server_tools_groups = server_tools_groups
+
+    def engine_notes(self) -> list[str]:
+        return engine_notes(self.inner)
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env = {

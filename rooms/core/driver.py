@@ -15,7 +15,9 @@ A person's pending `arbitrate` is taken between turns, by a protocol that has a 
 Decision records are completed after each change that ends or moves a ruling's cycle on.
 Lost races never half-apply: a lost lease stops the turn, a lost compare-and-swap keeps the turn's
 output on the turn (marked interrupted) and re-reads the task. On taking over a task, turns left
-running by a dead engine are marked interrupted and run again.
+running by a dead engine are marked interrupted and run again; so is a turn whose container
+engine stopped answering (runners.protocol ENGINE_LOST: the backend drained that engine), up to
+MAX_ENGINE_LOSSES times in a row; then the turn is decided as failed, as any other failure.
 """
 
 from __future__ import annotations
@@ -38,9 +40,13 @@ from rooms.core.registry import protocol_for
 from rooms.core.summons import Summonable, accepts
 from rooms.core.turns import RunOutcome, effective_thresholds, run_turn
 from rooms.work import worktrees
+from runners.protocol import ENGINE_LOST
 
 log = logging.getLogger(__name__)
 CONFIG = "config"  # error code of a turn that could not be started (e.g. a bad prompt override)
+# A turn whose container engine was lost runs again, up to this many times in a row per role.
+MAX_ENGINE_LOSSES = 3
+ENGINE_LOST_REASON = "its container engine stopped answering"  # on such a turn's error
 
 
 def _acts(task: Task | None) -> Protocol | None:
@@ -228,6 +234,9 @@ async def step(
         if run.interrupted:  # `arbitrate now`: the driver goes on to the summon
             await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
             return None
+        if run.error_code == ENGINE_LOST and await _may_run_again(ctx, task, turn):
+            await _run_again(ctx, task, room, turn, run)
+            return None
         # The human messages written since, and the task's pending `arbitrate`, in one round
         # trip: people may have written while the turn ran, or called the arbiter.
         written, summon, exists = await ctx.store.since_run(
@@ -303,6 +312,9 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
             if run.interrupted:
                 await _keep(ctx, task, turn, run, ctx.stop_reasons.pop(task.id, "it was stopped"))
                 continue
+            if run.error_code == ENGINE_LOST and await _may_run_again(ctx, task, turn):
+                await _run_again(ctx, task, room, turn, run)
+                continue
             fresh = await ctx.store.task(task.id)
             if fresh is None:
                 return
@@ -320,6 +332,37 @@ async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[Turn
             if turn.id not in decided_ids:
                 await asyncio.shield(_keep(ctx, task, turn, run, reason))
         raise
+
+
+async def _may_run_again(ctx: Ctx, task: Task, turn: Turn) -> bool:
+    """Whether a turn whose engine was lost runs again: yes, unless the role's last
+    MAX_ENGINE_LOSSES - 1 turns were lost so too (engines that keep failing, or one flapping
+    between drained and back): then this one is decided as the failure it is."""
+    lost = 0
+    for earlier in reversed(await ctx.store.turns(task.id)):
+        if earlier.id == turn.id or earlier.role != turn.role:
+            continue
+        if earlier.status != "interrupted" or ENGINE_LOST_REASON not in (earlier.error or ""):
+            break
+        lost += 1
+    return lost < MAX_ENGINE_LOSSES - 1
+
+
+async def _run_again(ctx: Ctx, task: Task, room: RoomRef, turn: Turn, run: RunOutcome) -> None:
+    """The container engine running the turn stopped answering (runners.protocol ENGINE_LOST):
+    not the agent's failure. The turn is kept as interrupted, the room told, and the next step
+    begins it again (the backend places it on another engine)."""
+    await _keep(ctx, task, turn, run, f"{ENGINE_LOST_REASON}: {run.error or 'no reason given'}")
+    note = post(
+        room,
+        turn,
+        f"↻ The {turn.role}'s turn {turn.seq} was interrupted: its container engine stopped "
+        f"answering. Running it again on another one.",
+        key="interrupted",
+        persona="tribunal",
+    )
+    await ctx.store.apply(Change(task.id, ctx.now(), outbox=[note]))
+    ctx.wake_outbox()
 
 
 async def _keep(ctx: Ctx, task: Task, turn: Turn, run: RunOutcome, reason: str) -> None:

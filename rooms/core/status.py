@@ -26,10 +26,11 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
     if task is None:
         last = await store.latest_task_in(room)
         if last is None:
-            return f"No open task in this room. {start}"
+            return "\n".join([f"No open task in this room. {start}", *_engine_notes(ctx)])
         summary = await _closed_summary(ctx, last, policy)
         return "\n".join(
-            [f"No open task in this room. The last one, #{last.id}, is closed.", *summary] + [start]
+            [f"No open task in this room. The last one, #{last.id}, is closed.", *summary]
+            + [start, *_engine_notes(ctx)]
         )
     limit = policy.thresholds.max_arbitrations if policy else "?"
     first_line = task.text.strip().splitlines()[0] if task.text.strip() else ""
@@ -88,7 +89,14 @@ async def status_text(ctx: Ctx, room: RoomRef) -> str:
         lines.append(f"Last deadlock detector: {last_firing.detector}: {reason}")
     panel = status_lines(await store.latest_panel(task.id))  # its errors are a server's words
     lines += [line[: len(line) - len(line.lstrip())] + one_line(line) for line in panel]
-    return "\n".join(lines)
+    return "\n".join(lines + _engine_notes(ctx))
+
+
+def _engine_notes(ctx: Ctx) -> list[str]:
+    """The runner's word on its container engines: a drained one is named (a backend on several
+    engines, container/engine_set.py, forwarded by its wrappers); nothing for any other."""
+    notes = getattr(ctx.runner, "engine_notes", None)
+    return [one_line(str(n)) for n in notes()] if callable(notes) else []
 
 
 async def ledger_lines(ctx: Ctx, task: Task) -> list[str]:

@@ -23,7 +23,7 @@ from rooms.base.records import Usage
 from rooms.core.context import Ctx
 from rooms.core.progress import FAILED, FINISHED, INTERRUPTED, Progress
 from rooms.work import worktrees
-from runners.protocol import CRASHED, HARD_TIMEOUT, RunEvent, RunRequest, RunSpec
+from runners.protocol import CRASHED, ENGINE_LOST, HARD_TIMEOUT, RunEvent, RunRequest, RunSpec
 
 log = logging.getLogger(__name__)
 # The backend enforces the hard timeout; this margin is only for a backend that fails to.
@@ -166,7 +166,9 @@ async def run_turn(
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5):
                     await progress.finish(INTERRUPTED)
-    if not outcome.lost_lease and not outcome.interrupted:
+    if outcome.error_code == ENGINE_LOST:  # it runs again (rooms/core/driver.py)
+        await progress.finish(INTERRUPTED)
+    elif not outcome.lost_lease and not outcome.interrupted:
         await progress.finish(FAILED if outcome.failed else FINISHED)
     return outcome
 

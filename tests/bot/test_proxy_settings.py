@@ -10,6 +10,7 @@ import pytest
 
 from bot.proxy import ANTHROPIC_API, OPENAI_API, server_tools_groups, socket_dir, upstreams
 from bot.settings import load_settings
+from bot.settings_sections import SettingsError
 from container.proxy import Upstream
 
 
@@ -45,6 +46,21 @@ def test_the_socket_folder_is_in_the_data_folder_and_not_listable(
     folder = socket_dir(load_settings(env_file=None))
     assert folder == tmp_path / "data" / "proxy"
     assert (folder.stat().st_mode & 0o777) == 0o711
+
+
+def test_the_socket_folder_can_be_a_folder_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Several engines on hosts that share the data folder: the socket folder is host-local.
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("TRIBUNAL_DOCKER__PROXY_DIR", str(tmp_path / "run" / "proxy"))
+    folder = socket_dir(load_settings(env_file=None))
+    assert folder == tmp_path / "run" / "proxy"
+    assert (folder.stat().st_mode & 0o777) == 0o711
+    monkeypatch.setenv("TRIBUNAL_DOCKER__PROXY_DIR", "run/proxy")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(env_file=None)
+    assert "docker.proxy_dir: must be an absolute path (got 'run/proxy')" in str(caught.value)
 
 
 def test_a_data_folder_too_deep_for_a_socket_uses_the_temp_dir(

@@ -22,8 +22,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,6 +60,62 @@ def engine(timeout_s: int = 300) -> Iterator[docker.DockerClient | None]:
         finally:
             client.close()
             service.stop()
+
+
+# A second engine: its own containers, state and storage (graphroot, runroot), so it is really
+# another engine (it neither sees nor touches the first one's containers). Images are read from
+# the default store as an additional image store, read-only: the runner image built there is
+# present on both without copying its 1.3 GB (a `podman save | load` would cost ~30 s a session),
+# as two hosts would share a read-only image store.
+PRIVATE_STORAGE_CONF = """\
+[storage]
+driver = "overlay"
+graphroot = "{root}/storage"
+runroot = "{root}/run"
+[storage.options]
+additionalimagestores = ["{images}"]
+"""
+
+
+def default_graphroot() -> str:
+    """Where the default Podman keeps its images (podman info)."""
+    found = subprocess.run(
+        ["podman", "info", "--format", "{{.Store.GraphRoot}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return found.stdout.strip()
+
+
+def private_engine(folder: Path) -> PodmanService:
+    """A Podman service (not started) with storage of its own in `folder`, whose images are the
+    default store's, read-only."""
+    folder.mkdir(parents=True, exist_ok=True)
+    conf = folder / "storage.conf"
+    conf.write_text(PRIVATE_STORAGE_CONF.format(root=folder, images=default_graphroot()))
+    return PodmanService(folder / "service", env={"CONTAINERS_STORAGE_CONF": str(conf)})
+
+
+def unmount_under(folder: Path, *, quiet_s: float = 1.0, timeout_s: float = 15.0) -> None:
+    """Unmount what a private engine's storage left mounted in `folder` (its overlay folder is
+    a mount of its own), so the folder can be removed; only mounts under `folder`. Again until
+    none came back for `quiet_s`: a container's exit runs a `podman container cleanup` (started
+    by its conmon) that may mount the storage again after the service stopped."""
+    prefix = str(folder.resolve()) + "/"
+    deadline = time.monotonic() + timeout_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        with open("/proc/self/mounts") as mounts:
+            points = [line.split()[1] for line in mounts if line.split()[1].startswith(prefix)]
+        if not points and time.monotonic() - quiet_since >= quiet_s:
+            return
+        for point in sorted(points, key=len, reverse=True):  # the innermost first
+            subprocess.run(["umount", "-l", point], check=False, timeout=60)
+        if points:
+            quiet_since = time.monotonic()
+        time.sleep(0.1)
 
 
 def ensure_base_image(client: docker.DockerClient) -> str:

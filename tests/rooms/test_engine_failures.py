@@ -42,6 +42,60 @@ async def test_a_crash_fails_the_turn_and_the_same_role_is_retried_once(tmp_path
         assert (await kit.store.task_extras(1))["failures"] == 0
 
 
+async def test_a_turn_whose_engine_was_lost_is_interrupted_and_runs_again(tmp_path: Path) -> None:
+    # Not the agent's failure: no "retrying once", no failure counted, and three lost engines in
+    # a row (each drained by the backend, container/engine_set.py) still end with the task done.
+    lost = "the container engine unix:///a.sock stopped answering (Connection refused)"
+    script: Script = {
+        "owner": [fail("engine_lost", lost), "DONE\nsecond try", "DONE"],
+        "reviewer": [fail("engine_lost", lost), fail("engine_lost", lost), "APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [(t.role, t.status) for t in turns] == [
+            ("owner", "interrupted"),
+            ("owner", "done"),
+            ("reviewer", "interrupted"),
+            ("reviewer", "interrupted"),
+            ("reviewer", "done"),
+            ("owner", "done"),
+        ]
+        assert turns[0].error == f"interrupted: its container engine stopped answering: {lost}"
+        texts = kit.platform.texts()
+        assert sum("its container engine stopped answering" in t for t in texts) == 3
+        assert not any("Retrying once" in t for t in texts)
+        assert (await kit.task()).status == "closed"
+        assert (await kit.store.task_extras(1))["failures"] == 0
+
+
+async def test_engines_lost_three_times_in_a_row_fail_the_turn(tmp_path: Path) -> None:
+    # Engines that keep failing (or one flapping between drained and back) must not run a turn
+    # again without end: the third loss in a row is decided as the failure it is.
+    lost = "the container engine unix:///a.sock stopped answering (Connection refused)"
+    script: Script = {
+        "owner": [fail("engine_lost", lost)] * 3 + ["DONE\nat last", "DONE"],
+        "reviewer": ["APPROVED"],
+    }
+    async with engine_kit(tmp_path, script) as kit:
+        await kit.say("@tribunal build")
+        await kit.settle()
+        turns = await kit.store.turns(1)
+        assert [(t.role, t.status) for t in turns][:4] == [
+            ("owner", "interrupted"),
+            ("owner", "interrupted"),
+            ("owner", "failed"),
+            ("owner", "done"),
+        ]
+        assert turns[2].error == lost
+        assert any(
+            f"owner turn 3 failed (engine_lost): {lost}. Retrying once." in t
+            for t in kit.platform.texts()
+        )
+        assert (await kit.task()).status == "closed"
+
+
 async def test_a_hang_reported_by_the_backend_twice_escalates(tmp_path: Path) -> None:
     idle = "no event for 300 s"
     script: Script = {
