@@ -50,6 +50,14 @@ class Finishing(Protocol):
     async def finished(self) -> None: ...
 
 
+@runtime_checkable
+class Alive(Protocol):
+    """An adapter that can tell whether its platform connection is up (/healthz). Optional:
+    one that cannot (the console) counts as up while it runs."""
+
+    def alive(self) -> bool: ...
+
+
 def click_failed(ref: str) -> str:
     """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
     return (

@@ -1,5 +1,6 @@
 """`tribunal serve`: every served platform in one process, on one engine and store (DESIGN §7).
 
+With `[dashboard] port` set, the dashboard (bot/dashboard) runs beside them on the same engine.
 `configured_adapters` asks each registered factory (bot/platforms.py imports them all) for its
 adapter; `serve` opens the app with all of them and runs until an adapter that can end on its
 own has ended (the console, at /quit or end of input; Slack or Discord when the platform refuses
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import TextIO
@@ -18,6 +20,7 @@ from typing import TextIO
 import bot.platforms
 from bot.adapter import Adapter, Finishing
 from bot.app import open_app
+from bot.dashboard.server import running_dashboard
 from bot.settings import Settings
 from rooms.base.ports import Runner
 
@@ -44,7 +47,13 @@ async def serve(
     """Run the adapters on one engine until one of them ends (or SIGTERM). Returns 0."""
     with _stop_on_sigterm() as terminated:
         try:
-            async with open_app(settings, *adapters, runner=runner, warn=warn):
+            async with (
+                open_app(settings, *adapters, runner=runner, warn=warn) as app,
+                running_dashboard(app, settings) as dashboard,
+            ):
+                if dashboard is not None:
+                    out = warn if warn is not None else sys.stderr
+                    out.write(f"tribunal: the dashboard is on {dashboard.url}\n")
                 await _until_one_finishes(adapters)
         except asyncio.CancelledError:
             if not terminated.is_set():

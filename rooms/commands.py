@@ -7,7 +7,9 @@ A mention in a room without an open task opens one, within the group's caps on o
 the mention: `stop` and `status` (alone), `approve` and `reject` (answer the open escalation; with
 no open question and more text, the message is treated as ordinary text), `choose N` (pick option
 N of the open escalation, as its button does: rooms/core/choices.py), `arbitrate [now] [what to
-look at]` (anyone in the room calls the arbiter: rooms.pair.summons). Anything else in a room with
+look at]` (anyone in the room calls the arbiter: rooms.pair.summons), `dashboard` (alone: an
+approver gets a one-time sign-in link to the dashboard, privately: rooms.base.ports.SignInLinks).
+Anything else in a room with
 an open task is a human message for the next prompt; while the task waits for a person, an
 approver's message is the answer and anyone else gets a clear refusal. At a ceiling only an explicit
 approval grants another budget: an approver's message there is kept on the task as a note and the
@@ -58,7 +60,7 @@ def help_text(policy: GroupPolicy) -> str:
     return (
         f"{_capital(policy.how_to('a task'))} to start one. In a room with a task: `stop` closes "
         "it, `status` shows where it is, `approve` / `reject` answer an open question, `choose N` "
-        "picks its option N, "
+        "picks its option N, `dashboard` sends an approver a sign-in link to the dashboard, "
         "`arbitrate [what to look at]` calls the arbiter once the running turn ends (`arbitrate "
         "now` stops that turn); anything else you write reaches the agents' next turn."
         + deliberations
@@ -125,7 +127,7 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
         command, after, whole = None, "", inbound.text.strip()
     task = await store.open_task_in(room)
     escalation = await store.open_escalation(task.id) if task else None
-    if command in ("stop", "status", "help") and after:
+    if command in ("stop", "status", "help", "dashboard") and after:
         command = None  # "stop the server crashing" is a task or a message, not a command
     if command in ("approve", "reject", CHOOSE) and escalation is None and after:
         command = None
@@ -133,6 +135,10 @@ async def _message(ctx: Ctx, inbound: Inbound, policy: GroupPolicy, cancel: Canc
 
     if command == "help":
         return await _reply(ctx, inbound, policy, help_text(policy))
+    if command == "dashboard":
+        return await _reply(
+            ctx, inbound, policy, await sign_in_reply(ctx, inbound, policy), private=True
+        )
     if command == "status":
         return await _reply(ctx, inbound, policy, await status_text(ctx, room))
     if command == "arbitrate":
@@ -321,9 +327,39 @@ def _cut_note(text: str) -> str:
     )
 
 
+async def sign_in_reply(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> str:
+    """`dashboard`: a one-time link to the operator's dashboard, for an approver of the group
+    only (signed in as them, the group's approver rules decide what they may answer there)."""
+    if ctx.sign_in is None:
+        return "The dashboard is not switched on for this Tribunal ([dashboard] port)."
+    if not may_answer(policy, inbound.user, inbound.roles):
+        only = "Only an approver of this group can sign in to the dashboard from here."
+        return f"{only} {_who_may(policy)}".strip()
+    link = await ctx.sign_in.link_for(inbound.room, inbound.user, inbound.roles)
+    if link is None:
+        return (
+            "I cannot send a sign-in link to you alone on this platform, and a link shown to "
+            "everyone here could be used by anyone: ask the operator for the dashboard's token."
+        )
+    return (
+        f"Your sign-in link to the dashboard (for you only, valid once, for a short time): {link}"
+    )
+
+
+def _who_may(policy: GroupPolicy) -> str:
+    return "Approvers: " + ", ".join(sorted(policy.approvers)) + "." if policy.approvers else ""
+
+
 def may_stop(policy: GroupPolicy, task: Task, user: str, roles: frozenset[str]) -> bool:
     """Stopping throws the pair's work away: an approver of the group or the task's opener."""
     return may_answer(policy, user, roles) or task.opened_by == user
+
+
+async def stop_task(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
+    """Close `task` as `inbound.user` asked, once whoever called this has checked they may (the
+    chat's `stop` checks `may_stop`; the dashboard lets its operator stop any task). False when
+    the task moved meanwhile."""
+    return await _stop(ctx, inbound, task, cancel)
 
 
 async def _stop(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:

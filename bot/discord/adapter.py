@@ -115,6 +115,17 @@ class DiscordAdapter:
             raise
         log.info("discord: connected as %s", self.client.user)
 
+    def alive(self) -> bool:
+        """The Gateway connection running and ready (discord.py resumes by itself; while it
+        does, the client is not ready)."""
+        gateway = self._gateway
+        return (
+            gateway is not None
+            and not gateway.done()
+            and not self.client.is_closed()
+            and self.client.is_ready()
+        )
+
     async def stop(self) -> None:
         self._stopping = True
         if not self.client.is_closed():

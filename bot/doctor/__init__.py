@@ -11,7 +11,7 @@ owner (bot/doctor_isolation.py); the database.
 The checks of the settings' accounts and the database are in bot/doctor/config.py; those of the
 backend, the engine, the image and the runner binaries (and which of them are required) in
 bot/doctor/engine.py, on the engine the bot really uses (bot/doctor/bots_engine.py); each line is
-a bot/doctor/check.py `Check`.
+a bot/doctor/check.py `Check`. When the dashboard is on, whether it is exposed without TLS.
 """
 
 from __future__ import annotations
@@ -70,6 +70,23 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     if kind == "docker":
         yield from check_isolation(settings)
     yield check_database(settings)
+    dashboard = check_dashboard(settings)
+    if dashboard is not None:
+        yield dashboard
+
+
+def check_dashboard(settings: Settings) -> Check | None:
+    """The dashboard's exposure (bot/settings_dashboard.py): a warning, not a failure, when it
+    listens beyond loopback with no TLS in front; nothing when it is off."""
+    if not settings.dashboard.enabled:
+        return None
+    warning = settings.dashboard.exposure_warning()
+    if warning is not None:
+        return Check("dashboard", False, f"warning: {warning}", required=False)
+    where = "loopback only" if settings.dashboard.loopback else "behind TLS"
+    return Check(
+        "dashboard", True, f"ok ({settings.dashboard.host}:{settings.dashboard.port}, {where})"
+    )
 
 
 def check_isolation(settings: Settings) -> Iterator[Check]:

@@ -181,6 +181,12 @@ class SlackAdapter:
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
 
+    def alive(self) -> bool:
+        """Connected (the socket or the HTTP listener up) and the token not refused since."""
+        refused = self._refused
+        connected = self._socket is not None or self._http is not None
+        return connected and refused is not None and not refused.done() and not self._stopping
+
     async def _checked(self, variable: str, method: str, call: Awaitable[Any]) -> Any:
         try:
             return await call

@@ -34,7 +34,7 @@ from rooms.core.protocol import Protocol
 # They are defined here, beside the registry, because a protocol opened by one of them would be
 # shadowed (`@tribunal status …` never opens a task) or, in the console, would shadow the
 # command: registering such a protocol is refused.
-COMMANDS = ("stop", "status", "approve", "reject", "choose", "arbitrate", "help")
+COMMANDS = ("stop", "status", "approve", "reject", "choose", "arbitrate", "help", "dashboard")
 # Also taken: the console room's own `/quit` (bot/console/room.py), which it checks after the
 # protocols' words; a test there holds every console command to this list.
 RESERVED = (*COMMANDS, "quit")

@@ -283,6 +283,30 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE turns ADD COLUMN marker_source TEXT"
         " CHECK (marker_source IS NULL OR marker_source IN ('object', 'text'))",
     ],
+    [
+        # 9: the dashboard (bot/dashboard, rooms/store/dashboard_auth.py). A one-time sign-in
+        # link a person asked for in chat, kept as the SHA-256 of its secret (the secret itself
+        # is only in the link), with the platform identity it signs in as; and every action
+        # taken on the dashboard, with who took it and what came of it.
+        """CREATE TABLE dashboard_links (
+            secret_hash TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            roles TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            used_at REAL
+        )""",
+        """CREATE TABLE dashboard_actions (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            who TEXT NOT NULL,
+            action TEXT NOT NULL,
+            task_id INTEGER,
+            detail TEXT NOT NULL DEFAULT '',
+            outcome TEXT NOT NULL
+        )""",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

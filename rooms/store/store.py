@@ -32,6 +32,8 @@ from rooms.base.records import (
 from rooms.judge.history import History
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
+from rooms.store.dashboard_auth import DashboardAuthStore
+from rooms.store.dashboard_reads import DashboardCounts, DashboardReads
 from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
@@ -83,7 +85,17 @@ class StoreError(RuntimeError):
     """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
 
 
-class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore):
+class Store(
+    OutboxStore,
+    PanelStore,
+    PruneStore,
+    StepStore,
+    WorktreeStore,
+    ProgressStore,
+    DashboardReads,
+    DashboardCounts,
+    DashboardAuthStore,
+):
     # -- opening -------------------------------------------------------------------------------
 
     @classmethod
