@@ -41,10 +41,8 @@ class Dashboard:
 
 
 DASHBOARD = web.AppKey("dashboard", Dashboard)
-SESSION = "tribunal.session"
+SESSION = web.RequestKey("session", Session)
 
 
 def session_of(request: web.Request) -> Session:
-    found = request.get(SESSION)
-    assert isinstance(found, Session), "a handler behind the session middleware"
-    return found
+    return request[SESSION]  # set by the session middleware for every non-public path

@@ -84,9 +84,8 @@ def check_dashboard(settings: Settings) -> Check | None:
     if warning is not None:
         return Check("dashboard", False, f"warning: {warning}", required=False)
     where = "loopback only" if settings.dashboard.loopback else "behind TLS"
-    return Check(
-        "dashboard", True, f"ok ({settings.dashboard.host}:{settings.dashboard.port}, {where})"
-    )
+    where = f"{settings.dashboard.host}:{settings.dashboard.port}, {where}"
+    return Check("dashboard", True, f"ok ({where})", required=False)
 
 
 def check_isolation(settings: Settings) -> Iterator[Check]:
