@@ -117,9 +117,7 @@ async def test_stop_from_the_dashboard_stops_the_task(tmp_path: Path) -> None:
         thread = await _escalated(kit)
         boss = await kit.person(BOSS)
         token = await kit.csrf(boss)
-        async with boss.post(
-            kit.url("/tasks/1/stop"), headers={"X-CSRF-Token": token}
-        ) as response:
+        async with boss.post(kit.url("/tasks/1/stop"), headers={"X-CSRF-Token": token}) as response:
             assert response.status == 200
             assert "stopped" in await response.text()
         await kit.slack.settle()
