@@ -48,7 +48,9 @@ async def headers(request: web.Request, handler: Handler) -> web.StreamResponse:
         response = exc
     response.headers.setdefault("Content-Security-Policy", CSP)
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "no-referrer")  # link secrets stay here
+    # Link secrets never leave for another site (same-origin, not no-referrer: with that,
+    # Chromium sends "Origin: null" on our own forms, which the Origin check refuses).
+    response.headers.setdefault("Referrer-Policy", "same-origin")
     response.headers.setdefault("X-Frame-Options", "DENY")
     if isinstance(response, web.HTTPException):
         raise response
