@@ -13,7 +13,7 @@ from aiohttp import web
 
 from bot.app import App
 from bot.dashboard.links import DashboardLinks
-from bot.dashboard.live import Changes
+from bot.dashboard.live import Changes, PartCache
 from bot.dashboard.sessions import Session
 from bot.settings import Settings
 from rooms.store import Store
@@ -30,6 +30,7 @@ class Dashboard:
     changes: Changes
     links: DashboardLinks
     clock: Callable[[], float] = time.time
+    parts: PartCache = field(default_factory=PartCache)
     records_dir: Path = field(default_factory=Path)
 
     def now(self) -> float:

@@ -1,9 +1,11 @@
 """Server-sent events: open pages learn that something changed and fetch their parts again.
 
 One watcher per server polls the store's change mark (rooms/store/dashboard_reads.py
-`change_mark`: a few MAX/COUNT lookups) every `interval_s`, only while a page listens, and puts
-one "change" on every listener's queue when it moved. So fifty open pages cost the store one
-small query per interval, not fifty; each page then asks for the parts it shows (HTMX).
+`change_mark`: a few index lookups) every `interval_s`, only while a page listens, and puts one
+"change" on every listener's queue when it moved. So fifty open pages cost the store one small
+query per interval, not fifty; each page then asks for the parts it shows (HTMX), and the tasks
+rows, the same for every viewer of the same groups, are rendered once per change for all of
+them (`PartCache`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -22,7 +25,7 @@ KEEPALIVE_S = 15.0
 
 
 class Changes:
-    def __init__(self, store: Store, interval_s: float = 0.5) -> None:
+    def __init__(self, store: Store, interval_s: float = 1.0) -> None:
         self.store = store
         self.interval_s = interval_s
         self._listeners: set[asyncio.Queue[str]] = set()
@@ -32,6 +35,11 @@ class Changes:
     @property
     def listeners(self) -> int:
         return len(self._listeners)
+
+    @property
+    def mark(self) -> tuple[Any, ...] | None:
+        """The change mark last read (None while no page listens: nobody to keep it fresh)."""
+        return self._mark if self._watcher is not None and not self._watcher.done() else None
 
     def _ensure_watching(self) -> None:
         if self._watcher is None or self._watcher.done():
@@ -85,3 +93,46 @@ class Changes:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._watcher
+
+
+class PartCache:
+    """Rendered parts that every viewer of the same groups sees alike, kept while the change
+    mark stays the same (and at most `ttl_s`, so ages and "working for" lines stay near true):
+    fifty pages refreshing after one change cost one render. The pages ask at the same moment,
+    so the first asker renders and the others wait for that render (single flight) instead of
+    each starting its own."""
+
+    def __init__(self, ttl_s: float = 2.0, size: int = 64) -> None:
+        self.ttl_s = ttl_s
+        self.size = size
+        self.renders = 0
+        self._parts: dict[Any, tuple[tuple[Any, ...], float, asyncio.Future[bytes]]] = {}
+
+    async def get(
+        self,
+        key: Any,
+        mark: tuple[Any, ...] | None,
+        now: float,
+        render: Callable[[], Awaitable[bytes]],
+    ) -> bytes:
+        found = self._parts.get(key)
+        if mark is not None and found is not None and found[0] == mark:
+            fresh = now - found[1] <= self.ttl_s
+            failed = found[2].done() and found[2].exception() is not None
+            if fresh and not failed:
+                return await asyncio.shield(found[2])
+        self.renders += 1
+        if mark is None:  # nobody listens: nothing to share
+            return await render()
+        if len(self._parts) >= self.size:
+            self._parts.clear()
+        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
+        self._parts[key] = (mark, now, future)
+        try:
+            body = await render()
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: the waiters get it, the loop does not log it
+            raise
+        future.set_result(body)
+        return body

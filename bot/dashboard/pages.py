@@ -103,7 +103,18 @@ async def tasks_page(request: web.Request) -> web.Response:
 
 
 async def tasks_part(request: web.Request) -> web.Response:
-    return aiohttp_jinja2.render_template("_task_rows.html", request, await _tasks(request))
+    """The rows HTMX fetches on every change: one render serves every viewer of the same
+    groups until the next change (live.PartCache)."""
+    dash = request.app[srv.DASHBOARD]
+    groups = access.visible_groups(srv.session_of(request), dash.app.policies)
+
+    async def render() -> bytes:
+        context = await _tasks(request)
+        return aiohttp_jinja2.render_string("_task_rows.html", request, context).encode("utf-8")
+
+    key = (request.path_qs, groups)
+    body = await dash.parts.get(key, dash.changes.mark, dash.now(), render)
+    return web.Response(body=body, content_type="text/html", charset="utf-8")
 
 
 async def _task(request: web.Request) -> dict[str, Any]:

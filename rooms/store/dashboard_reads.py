@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,11 +109,15 @@ def day_of(at: float) -> str:
 _STATUS_ORDER = "CASE WHEN t.status='waiting_human' THEN 0 WHEN t.status='closed' THEN 2 ELSE 1 END"
 _TASK_LINE = (
     "SELECT t.id, t.room, r.platform, r.channel, r.thread, t.group_name, t.protocol, t.status,"
-    " t.text, t.rounds, t.turns, t.tokens, t.cost_usd, t.created_at, t.updated_at,"
-    # Subqueries, not a join: a protocol may run several turns at once (an arena's experts).
-    " (SELECT MIN(u.role) FROM turns u WHERE u.task_id = t.id AND u.status = 'running'),"
-    " (SELECT MIN(u.started_at) FROM turns u WHERE u.task_id = t.id AND u.status = 'running')"
+    " t.text, t.rounds, t.turns, t.tokens, t.cost_usd, t.created_at, t.updated_at"
     " FROM tasks t JOIN rooms r ON r.key = t.room"
+)
+# The actor working now, for the tasks of one page only (after the LIMIT: per row of a sort over
+# every task it would run thousands of times). A protocol may run several turns at once (an
+# arena's experts): one line names one of them.
+_RUNNING = (
+    "SELECT task_id, MIN(role), MIN(started_at) FROM turns WHERE status = 'running'"
+    " AND task_id IN ({ids}) GROUP BY task_id"
 )
 TEXT_SHOWN = 300  # characters of a task's text in the list (the task page has all of it)
 
@@ -140,10 +143,37 @@ def _where(f: TaskFilter) -> tuple[str, list[Any]]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
-def _line(r: Sequence[Any]) -> TaskLine:
-    values = list(r)
-    values[8] = str(values[8])[:TEXT_SHOWN]
-    return TaskLine(*values)
+def _lines(db: sqlite3.Connection, rows: list[Any]) -> list[TaskLine]:
+    ids = [int(r[0]) for r in rows]
+    running: dict[int, tuple[str, float]] = {}
+    if ids:
+        found = db.execute(_RUNNING.format(ids=",".join("?" * len(ids))), ids).fetchall()
+        running = {int(task): (str(role), float(at)) for task, role, at in found}
+    lines = []
+    for r in rows:
+        role, since = running.get(int(r[0]), (None, None))
+        lines.append(
+            TaskLine(
+                id=int(r[0]),
+                room=str(r[1]),
+                platform=str(r[2]),
+                channel=str(r[3]),
+                thread=str(r[4]),
+                group=str(r[5]),
+                protocol=str(r[6]),
+                status=str(r[7]),
+                text=str(r[8])[:TEXT_SHOWN],
+                rounds=int(r[9]),
+                turns=int(r[10]),
+                tokens=int(r[11]),
+                cost_usd=float(r[12]),
+                created_at=float(r[13]),
+                updated_at=float(r[14]),
+                running_role=role,
+                running_since=since,
+            )
+        )
+    return lines
 
 
 class DashboardReads(StoreBase):
@@ -158,16 +188,19 @@ class DashboardReads(StoreBase):
                 " LIMIT ? OFFSET ?",
                 (*args, f.limit, f.offset),
             ).fetchall()
-            total = db.execute(
-                f"SELECT COUNT(*) FROM tasks t JOIN rooms r ON r.key = t.room{where}", args
-            ).fetchone()[0]
-            return [_line(r) for r in rows], int(total)
+            # Without a platform filter the count needs no join.
+            counted = "tasks t JOIN rooms r ON r.key = t.room" if f.platform else "tasks t"
+            total = db.execute(f"SELECT COUNT(*) FROM {counted}{where}", args).fetchone()[0]
+            return _lines(db, rows), int(total)
 
         return await self._read(read)
 
     async def task_line(self, task_id: int) -> TaskLine | None:
-        rows = await self._rows(f"{_TASK_LINE} WHERE t.id = ?", (task_id,))
-        return _line(rows[0]) if rows else None
+        def read(db: sqlite3.Connection) -> list[TaskLine]:
+            return _lines(db, db.execute(f"{_TASK_LINE} WHERE t.id = ?", (task_id,)).fetchall())
+
+        found = await self._read(read)
+        return found[0] if found else None
 
     async def facets(self) -> dict[str, list[str]]:
         """The values the tasks list can be filtered by."""
@@ -186,13 +219,15 @@ class DashboardReads(StoreBase):
         return await self._read(read)
 
     async def change_mark(self) -> tuple[Any, ...]:
-        """Something that changes whenever a task, turn or question does: the live pages poll
-        it once for all their viewers and tell them to refresh when it moves."""
+        """Something that moves whenever a task, turn, message, question or firing does: the
+        live pages poll it once for all their viewers and are told to refresh when it moved.
+        Only index lookups (a MAX of a primary key or of an indexed column), so its cost does
+        not grow with the store."""
         rows = await self._rows(
-            "SELECT (SELECT MAX(updated_at) FROM tasks), (SELECT MAX(id) FROM turns),"
-            " (SELECT COUNT(*) FROM turns WHERE status = 'running'),"
-            " (SELECT MAX(id) FROM escalations),"
-            " (SELECT COUNT(*) FROM escalations WHERE status = 'open')"
+            "SELECT (SELECT MAX(updated_at) FROM tasks), (SELECT MAX(id) FROM tasks),"
+            " (SELECT MAX(id) FROM turns), (SELECT MAX(id) FROM usage),"
+            " (SELECT MAX(id) FROM messages), (SELECT MAX(id) FROM escalations),"
+            " (SELECT MAX(id) FROM firings)"
         )
         return tuple(rows[0])
 

@@ -306,6 +306,9 @@ MIGRATIONS: list[list[str]] = [
             detail TEXT NOT NULL DEFAULT '',
             outcome TEXT NOT NULL
         )""",
+        # The dashboard's newest-first lists and its change mark (MAX(updated_at)) without a
+        # scan of every task.
+        "CREATE INDEX tasks_updated ON tasks(updated_at)",
     ],
 ]
 

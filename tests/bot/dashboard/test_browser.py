@@ -16,6 +16,10 @@ from tests.bot.slack.test_http_e2e import ESCALATING
 from tests.fakes.browser import artefact, chromium
 from tests.fakes.runner import Reply, ScriptedRunner
 
+# Live changes reach a page within the watcher's interval (1 s) plus a fetch; on a loaded
+# machine that can take a while: generous, since a pass is as fast as the page.
+expect.set_options(timeout=20_000)
+
 HOSTILE_TASK = 'add integration tests <script>alert("x")</script><img src=x onerror=alert(1)>'
 SLACK_TEXT = HOSTILE_TASK.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
