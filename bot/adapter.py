@@ -85,6 +85,9 @@ class Router:
 
     def __init__(self, adapters: Iterable[Adapter] = ()) -> None:
         self._adapters: dict[str, Adapter] = {}
+        # Told of every message delivered (the dashboard keeps each room's progress line):
+        # called after the adapter took it, must not raise or block.
+        self.watchers: list[Callable[[Outbound], None]] = []
         for adapter in adapters:
             self.add(adapter)
 
@@ -104,7 +107,10 @@ class Router:
         adapter = self._adapters.get(message.room.platform)
         if adapter is None:
             raise UnservedPlatform(f"no adapter serves platform {message.room.platform!r}")
-        return await adapter.deliver(message)
+        delivered = await adapter.deliver(message)
+        for watcher in self.watchers:
+            watcher(message)
+        return delivered
 
 
 # -- the registry ---------------------------------------------------------------------------------

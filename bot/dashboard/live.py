@@ -18,16 +18,47 @@ from typing import Any
 
 from aiohttp import web
 
+from rooms.base.model import Outbound
 from rooms.store import Store
 
 log = logging.getLogger(__name__)
 KEEPALIVE_S = 15.0
 
 
+PROGRESS = "⏳"  # how a progress message begins (rooms/core/progress.py)
+
+
+class ProgressLines:
+    """Each room's latest progress line, as the engine sends it to the chat (a progress
+    message is delivered straight to the platform, not stored): watched on the Router, forgotten
+    when the turn's final edit goes. `version` moves with every change, for the live pages."""
+
+    def __init__(self) -> None:
+        self.lines: dict[str, str] = {}
+        self.version = 0
+
+    def __call__(self, message: Outbound) -> None:
+        if message.outbox_id or message.persona == "tribunal":
+            return  # posts from the outbox and the bot's own voice are not progress
+        key = message.room.key
+        if message.final:
+            if self.lines.pop(key, None) is not None:
+                self.version += 1
+        elif message.text.startswith(PROGRESS):
+            # "⏳ owner is working (turn 3): running pytest": the page names the actor already.
+            line = message.text.removeprefix(PROGRESS).strip().split("): ", 1)[-1]
+            if self.lines.get(key) != line:
+                self.lines[key] = line
+                self.version += 1
+
+
 class Changes:
-    def __init__(self, store: Store, interval_s: float = 1.0) -> None:
+    def __init__(
+        self, store: Store, interval_s: float = 1.0, progress: ProgressLines | None = None
+    ) -> None:
         self.store = store
         self.interval_s = interval_s
+        self.progress = progress or ProgressLines()
         self._listeners: set[asyncio.Queue[str]] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._mark: tuple[Any, ...] | None = None
@@ -49,7 +80,7 @@ class Changes:
         while self._listeners:
             mark: tuple[Any, ...] | None
             try:
-                mark = await self.store.change_mark()
+                mark = (*await self.store.change_mark(), self.progress.version)
             except Exception:  # a store hiccup: /healthz says so; the pages keep what they show
                 log.exception("dashboard: reading the change mark failed")
                 mark = self._mark

@@ -87,6 +87,7 @@ async def _tasks(request: web.Request) -> dict[str, Any]:
     query = "&".join(f"{n}={request.query[n]}" for n in FILTERS if request.query.get(n))
     return _common(
         request,
+        progress=dash.changes.progress.lines,
         lines=lines,
         total=total,
         page=chosen.offset // PAGE,
@@ -149,6 +150,7 @@ async def _task(request: web.Request) -> dict[str, Any]:
         diffstat=stat,
         question=question,
         actions=await dash.store.dashboard_actions(task_id, limit=20),
+        progress=dash.changes.progress.lines.get(task.room, ""),
         may_stop=task.status != "closed" and access.may_stop_on(session, policy, task),
         may_arbitrate=task.status != "closed" and access.may_arbitrate_on(session, policy, task),
         may_answer=question is not None and access.may_answer_on(session, policy, task),

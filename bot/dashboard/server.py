@@ -150,6 +150,7 @@ async def running_dashboard(
     make_private_folder(data)
     store = await Store.open(str(settings.db_path))
     changes = Changes(store)
+    app.router.watchers.append(changes.progress)
     dash = Dashboard(
         app=app,
         settings=settings,
@@ -174,6 +175,7 @@ async def running_dashboard(
         yield Running(dash, port, url)
     finally:
         app.engine.offer_sign_in(None)
+        app.router.watchers.remove(changes.progress)
         await changes.close()
         await runner.cleanup()
         await store.close()

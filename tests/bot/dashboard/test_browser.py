@@ -54,7 +54,10 @@ async def test_a_task_appears_and_updates_live_without_a_reload(tmp_path: Path) 
     gate = asyncio.Event()
     runner = ScriptedRunner(
         {
-            "owner": [Reply(text="DONE\nwrote the tests", gate=gate), "DONE\nwrapped up"],
+            "owner": [
+                Reply(text="DONE\nwrote the tests", gate=gate, progress=("running pytest",)),
+                "DONE\nwrapped up",
+            ],
             "reviewer": ["APPROVED"],
         }
     )
@@ -69,6 +72,8 @@ async def test_a_task_appears_and_updates_live_without_a_reload(tmp_path: Path) 
         row = page.locator('tr[data-task="1"]')
         await expect(row).to_be_visible(timeout=10_000)  # it appeared by itself
         await expect(row.locator(".running")).to_contain_text("owner working")
+        # The turn's progress line, as the thread's progress message shows it.
+        await expect(row.locator(".running .progress")).to_contain_text("running pytest")
         await expect(row.locator(".text")).to_contain_text('<script>alert("x")</script>')
         await page.screenshot(path=artefact("tasks-live.png"), full_page=True)
         gate.set()

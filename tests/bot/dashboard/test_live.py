@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.dashboard.live import PartCache
+from bot.dashboard.live import PartCache, ProgressLines
+from rooms.base.model import Outbound, RoomRef
 from tests.bot.dashboard.kit import BOSS, NOBODY, dashboard_kit
 from tests.bot.slack.test_http_e2e import ESCALATING
 
@@ -67,3 +68,18 @@ async def test_a_failed_render_is_not_kept() -> None:
     with pytest.raises(RuntimeError):
         await cache.get("rows", (1,), 0.0, render)
     assert await cache.get("rows", (1,), 0.0, render) == b"rows"
+
+
+def test_progress_lines_follow_the_chats_progress_messages() -> None:
+    lines = ProgressLines()
+    room = RoomRef("slack", "C1", "T1")
+    lines(Outbound(room, "⏳ owner is working (turn 1): running pytest", persona="owner"))
+    assert lines.lines == {room.key: "running pytest"} and lines.version == 1
+    lines(Outbound(room, "⏳ owner is working (turn 1): running pytest", persona="owner"))
+    assert lines.version == 1  # the same line: nothing moved
+    # The bot's own posts and the outbox's are not progress, whatever they start with.
+    lines(Outbound(room, "⏳ queued", persona="tribunal"))
+    lines(Outbound(room, "⏳ a post", persona="owner", outbox_id=7))
+    assert lines.lines == {room.key: "running pytest"}
+    lines(Outbound(room, "✅ owner finished (turn 1)", persona="owner", final=True))
+    assert lines.lines == {} and lines.version == 2
