@@ -58,6 +58,16 @@ class Alive(Protocol):
     def alive(self) -> bool: ...
 
 
+@runtime_checkable
+class HttpHost(Protocol):
+    """An adapter with an HTTP listener of its own (Slack in HTTP mode, on TRIBUNAL_HTTP_PORT)
+    that can serve others' routes beside its own: `mount` before the adapter starts."""
+
+    def serves_http(self, port: int) -> bool: ...
+
+    def mount(self, attach: Callable[[Any], None]) -> None: ...
+
+
 def click_failed(ref: str) -> str:
     """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
     return (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import sys
 import threading
@@ -19,8 +20,8 @@ from typing import TextIO
 
 import bot.platforms
 from bot.adapter import Adapter, Finishing
-from bot.app import open_app
-from bot.dashboard.server import running_dashboard
+from bot.app import App, open_app
+from bot.dashboard.server import start_dashboard
 from bot.settings import Settings
 from rooms.base.ports import Runner
 
@@ -47,13 +48,10 @@ async def serve(
     """Run the adapters on one engine until one of them ends (or SIGTERM). Returns 0."""
     with _stop_on_sigterm() as terminated:
         try:
-            async with (
-                open_app(settings, *adapters, runner=runner, warn=warn) as app,
-                running_dashboard(app, settings) as dashboard,
+            before = functools.partial(_dashboard, settings, warn or sys.stderr)
+            async with open_app(
+                settings, *adapters, runner=runner, warn=warn, before_adapters=before
             ):
-                if dashboard is not None:
-                    out = warn if warn is not None else sys.stderr
-                    out.write(f"tribunal: the dashboard is on {dashboard.url}\n")
                 await _until_one_finishes(adapters)
         except asyncio.CancelledError:
             if not terminated.is_set():
@@ -64,6 +62,16 @@ async def serve(
             if task is not None:
                 task.uncancel()
     return 0
+
+
+async def _dashboard(
+    settings: Settings, out: TextIO, app: App, stack: contextlib.AsyncExitStack
+) -> None:
+    """The dashboard, when `[dashboard] port` is set: its own listener, or Slack's HTTP one
+    when the port is TRIBUNAL_HTTP_PORT (mounted before the adapters start)."""
+    dashboard = await start_dashboard(app, settings, stack)
+    if dashboard is not None:
+        out.write(f"tribunal: the dashboard is on {dashboard.url}\n")
 
 
 async def _until_one_finishes(adapters: Sequence[Adapter]) -> None:

@@ -5,9 +5,11 @@ settings: `python -m bot.dashboard.token` prints a new token and the line to put
 leaked settings file signs nobody in. Approvers sign in without it, through the one-time link
 `@tribunal dashboard` sends them in chat.
 
-`host`: loopback unless set otherwise. Exposed beyond loopback, the dashboard must sit behind a
-TLS proxy (`behind_tls = true` says it does): `tribunal doctor` warns otherwise, because a
-session cookie sent in clear text is a session anyone on the path can take.
+`host`: loopback unless set otherwise. With `port` equal to TRIBUNAL_HTTP_PORT and Slack in HTTP
+mode, the dashboard is served by Slack's listener instead, beside /slack/events (which Slack must
+reach, so it listens on every address: `host` does not apply). Exposed beyond loopback, the
+dashboard must sit behind a TLS proxy (`behind_tls = true` says it does): `tribunal doctor` warns
+otherwise, because a session cookie sent in clear text is a session anyone on the path can take.
 """
 
 from __future__ import annotations
@@ -52,21 +54,28 @@ class DashboardSettings(BaseModel):
 
     @property
     def loopback(self) -> bool:
-        """True when only this machine can reach it."""
-        if self.host in LOOPBACK_NAMES:
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False
+        """True when only this machine can reach it (on its own listener)."""
+        return is_loopback(self.host)
 
-    def exposure_warning(self) -> str | None:
-        """What `doctor` says when the dashboard is reachable from elsewhere without TLS."""
-        if not self.enabled or self.loopback or self.behind_tls:
+    def exposure_warning(self, host: str | None = None) -> str | None:
+        """What `doctor` says when the dashboard is reachable from elsewhere without TLS.
+        `host`: where it really listens, when that is not `host` (Slack's listener, when it
+        shares TRIBUNAL_HTTP_PORT)."""
+        host = host or self.host
+        if not self.enabled or is_loopback(host) or self.behind_tls:
             return None
         return (
-            f"the dashboard listens on {self.host}:{self.port}, beyond this machine, without "
+            f"the dashboard listens on {host}:{self.port}, beyond this machine, without "
             "TLS in front: sign-in tokens and session cookies cross the network in clear text. "
             "Put a TLS proxy in front and set [dashboard] behind_tls = true, or bind it to "
             "127.0.0.1"
         )
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -21,6 +21,7 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from bot.adapter import HttpHost
 from bot.app import App
 from bot.dashboard import actions, monitoring, pages, signin
 from bot.dashboard.context import DASHBOARD, SESSION, Dashboard
@@ -32,7 +33,8 @@ from bot.settings import Settings
 from rooms.store import Store
 
 HERE = Path(__file__).parent
-PUBLIC = ("/healthz", "/metrics", "/static/", "/signin")
+# /slack/: Slack's events, when the dashboard shares Slack's listener (signed by Slack instead).
+PUBLIC = ("/healthz", "/metrics", "/static/", "/signin", "/slack/")
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -98,7 +100,17 @@ async def signed_in(request: web.Request, handler: Handler) -> web.StreamRespons
 
 
 def make_web_app(dash: Dashboard) -> web.Application:
-    web_app = web.Application(middlewares=[headers, signed_in], client_max_size=64 * 1024)
+    """The dashboard's own application (its own listener)."""
+    web_app = web.Application(client_max_size=64 * 1024)
+    attach(web_app, dash)
+    return web_app
+
+
+def attach(web_app: web.Application, dash: Dashboard) -> None:
+    """The dashboard's middleware, templates and routes on `web_app`: its own, or the Slack
+    adapter's HTTP listener (beside /slack/events, which the middleware leaves alone)."""
+    web_app.middlewares.append(headers)
+    web_app.middlewares.append(signed_in)
     web_app[DASHBOARD] = dash
     env = aiohttp_jinja2.setup(
         web_app,
@@ -113,7 +125,6 @@ def make_web_app(dash: Dashboard) -> web.Application:
     signin.add_routes(web_app)
     pages.add_routes(web_app)
     actions.add_routes(web_app)
-    return web_app
 
 
 def _static_url(name: str) -> str:
@@ -122,10 +133,11 @@ def _static_url(name: str) -> str:
     return f"/static/{name}?v={hashlib.sha256(data).hexdigest()[:12]}"
 
 
-def base_url(settings: Settings, port: int) -> str:
+def base_url(settings: Settings, port: int, *, shared: bool = False) -> str:
     if settings.dashboard.public_url:
         return settings.dashboard.public_url.rstrip("/")
-    host = settings.dashboard.host
+    # Beside /slack/events the listener is Slack's, on every address: name this machine's.
+    host = "127.0.0.1" if shared else settings.dashboard.host
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
 
@@ -137,20 +149,36 @@ class Running:
     url: str
 
 
-@contextlib.asynccontextmanager
-async def running_dashboard(
-    app: App, settings: Settings, *, clock: Callable[[], float] = time.time
-) -> AsyncIterator[Running | None]:
-    """The dashboard on `[dashboard] host:port` while the block runs (None when it is off); the
-    engine's `dashboard` command hands out sign-in links meanwhile."""
+def http_host(app: App, settings: Settings) -> HttpHost | None:
+    """The adapter whose HTTP listener is on the dashboard's port, if any: the dashboard is
+    then served there, beside /slack/events (`[dashboard] port` = TRIBUNAL_HTTP_PORT)."""
+    port = settings.dashboard.port
+    if not port:
+        return None
+    hosts = [a for a in app.router.adapters() if isinstance(a, HttpHost)]
+    return next((a for a in hosts if a.serves_http(port)), None)
+
+
+async def start_dashboard(
+    app: App,
+    settings: Settings,
+    stack: contextlib.AsyncExitStack,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> Running | None:
+    """The dashboard, started (on its own listener) or mounted (on an adapter's, which starts
+    after this); what it opened is closed by `stack`. None when it is off. Meanwhile the
+    engine's `dashboard` command hands out sign-in links."""
     if not settings.dashboard.enabled:
-        yield None
-        return
+        return None
     data = settings.data.resolve()
     make_private_folder(data)
     store = await Store.open(str(settings.db_path))
+    stack.push_async_callback(store.close)
     changes = Changes(store)
+    stack.push_async_callback(changes.close)
     app.router.watchers.append(changes.progress)
+    stack.callback(app.router.watchers.remove, changes.progress)
     dash = Dashboard(
         app=app,
         settings=settings,
@@ -161,21 +189,30 @@ async def running_dashboard(
         clock=clock,
         records_dir=(settings.data / "records").resolve(),
     )
-    runner = web.AppRunner(make_web_app(dash), access_log=None, shutdown_timeout=1.0)
-    await runner.setup()
-    try:
+    host = http_host(app, settings)
+    if host is not None:
+        host.mount(lambda web_app: attach(web_app, dash))
+        port = int(settings.dashboard.port or 0)
+    else:
+        runner = web.AppRunner(make_web_app(dash), access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        stack.push_async_callback(runner.cleanup)
         site = web.TCPSite(runner, settings.dashboard.host, settings.dashboard.port or 0)
         await site.start()
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []
         port = sockets[0].getsockname()[1] if sockets else int(settings.dashboard.port or 0)
-        url = base_url(settings, port)
-        dash.links.base_url = url
-        app.engine.offer_sign_in(dash.links)
-        yield Running(dash, port, url)
-    finally:
-        app.engine.offer_sign_in(None)
-        app.router.watchers.remove(changes.progress)
-        await changes.close()
-        await runner.cleanup()
-        await store.close()
+    url = base_url(settings, port, shared=host is not None)
+    dash.links.base_url = url
+    app.engine.offer_sign_in(dash.links)
+    stack.callback(app.engine.offer_sign_in, None)
+    return Running(dash, port, url)
+
+
+@contextlib.asynccontextmanager
+async def running_dashboard(
+    app: App, settings: Settings, *, clock: Callable[[], float] = time.time
+) -> AsyncIterator[Running | None]:
+    """`start_dashboard` for the length of a block (None when it is off)."""
+    async with contextlib.AsyncExitStack() as stack:
+        yield await start_dashboard(app, settings, stack, clock=clock)

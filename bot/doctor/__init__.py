@@ -33,7 +33,9 @@ from bot.doctor.config import (
 from bot.doctor.engine import check_backend, check_engine, check_image, check_runners
 from bot.doctor_isolation import check_network, check_workspaces
 from bot.settings import Settings, load_settings
+from bot.settings_dashboard import is_loopback
 from bot.settings_sections import SettingsError
+from bot.slack.adapter import HTTP_HOST as SLACK_HTTP_HOST
 
 __all__ = ["Check", "diagnose", "run_doctor"]
 
@@ -80,11 +82,14 @@ def check_dashboard(settings: Settings) -> Check | None:
     listens beyond loopback with no TLS in front; nothing when it is off."""
     if not settings.dashboard.enabled:
         return None
-    warning = settings.dashboard.exposure_warning()
+    # On TRIBUNAL_HTTP_PORT it shares Slack's listener (bot/slack/adapter.py), on every address.
+    shared = settings.dashboard.port == settings.http_port
+    host = SLACK_HTTP_HOST if shared else settings.dashboard.host
+    warning = settings.dashboard.exposure_warning(host)
     if warning is not None:
         return Check("dashboard", False, f"warning: {warning}", required=False)
-    where = "loopback only" if settings.dashboard.loopback else "behind TLS"
-    where = f"{settings.dashboard.host}:{settings.dashboard.port}, {where}"
+    where = "loopback only" if is_loopback(host) else "behind TLS"
+    where = f"{host}:{settings.dashboard.port}, {where}"
     return Check("dashboard", True, f"ok ({where})", required=False)
 
 
