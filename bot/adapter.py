@@ -68,6 +68,14 @@ class HttpHost(Protocol):
     def mount(self, attach: Callable[[Any], None]) -> None: ...
 
 
+@runtime_checkable
+class ThreadLinks(Protocol):
+    """An adapter that can name the web address of a room's thread (the dashboard links to it);
+    None when it cannot tell."""
+
+    def thread_link(self, room: RoomRef) -> str | None: ...
+
+
 def click_failed(ref: str) -> str:
     """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
     return (

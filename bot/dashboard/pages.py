@@ -16,11 +16,13 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from bot.adapter import ThreadLinks
 from bot.dashboard import access
 from bot.dashboard import context as srv
 from bot.dashboard.metrics import model_of
 from bot.dashboard.sessions import csrf_token
 from bot.dashboard.timeline import diffstat, record_text, timeline
+from rooms.base.model import RoomRef
 from rooms.store.dashboard_reads import DAY_S, PAGE, TaskFilter, TaskLine
 
 SPEND_DAYS = 30
@@ -65,6 +67,15 @@ def _common(request: web.Request, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _thread_link(request: web.Request, line: TaskLine) -> str | None:
+    """The chat thread's address, where the room's platform adapter can name it."""
+    dash = request.app[srv.DASHBOARD]
+    for adapter in dash.app.router.adapters():
+        if adapter.platform == line.platform and isinstance(adapter, ThreadLinks):
+            return adapter.thread_link(RoomRef(line.platform, line.channel, line.thread))
+    return None
+
+
 def _filter(request: web.Request) -> TaskFilter:
     dash = request.app[srv.DASHBOARD]
     session = srv.session_of(request)
@@ -88,6 +99,7 @@ async def _tasks(request: web.Request) -> dict[str, Any]:
     return _common(
         request,
         progress=dash.changes.progress.lines,
+        links={line.id: _thread_link(request, line) for line in lines},
         lines=lines,
         total=total,
         page=chosen.offset // PAGE,
@@ -151,6 +163,7 @@ async def _task(request: web.Request) -> dict[str, Any]:
         question=question,
         actions=await dash.store.dashboard_actions(task_id, limit=20),
         progress=dash.changes.progress.lines.get(task.room, ""),
+        thread_link=_thread_link(request, line) if line is not None else None,
         may_stop=task.status != "closed" and access.may_stop_on(session, policy, task),
         may_arbitrate=task.status != "closed" and access.may_arbitrate_on(session, policy, task),
         may_answer=question is not None and access.may_answer_on(session, policy, task),

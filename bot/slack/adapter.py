@@ -53,7 +53,7 @@ from bot.slack.people import People
 from bot.slack.posting import Poster
 from bot.slack.refusals import APP_TOKEN, BOT_TOKEN, TokenRefused, refusal_code
 from bot.slack.text import escape
-from rooms.base.model import Inbound, Outbound
+from rooms.base.model import Inbound, Outbound, RoomRef
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -114,6 +114,8 @@ class SlackAdapter:
     # Others' routes on the HTTP listener (the dashboard beside /slack/events): each is called
     # with the aiohttp application before it starts (bot.adapter.HttpHost).
     mounts: list[Callable[[web.Application], None]] = field(init=False, default_factory=list)
+    # The workspace's address, as auth.test gives it ("https://acme.slack.com/"): thread links.
+    workspace_url: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if self.mode == "socket" and not self.app_token:
@@ -166,6 +168,8 @@ class SlackAdapter:
             # The socket client would retry a refused app token every 10 s for ever, deaf.
             opened = self.client.apps_connections_open(app_token=self.app_token or "")
             await self._checked(APP_TOKEN, "apps.connections.open", opened)
+        url = me.get("url")
+        self.workspace_url = url if isinstance(url, str) and url.startswith("https://") else None
         self.poster.own = frozenset(
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
@@ -189,6 +193,13 @@ class SlackAdapter:
         sockets = getattr(server, "sockets", None) or []
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
+
+    def thread_link(self, room: RoomRef) -> str | None:
+        """Slack's permalink form for the thread's first message (the room's thread ts)."""
+        if self.workspace_url is None or not re.fullmatch(r"[0-9]+\.[0-9]+", room.thread):
+            return None
+        message = room.thread.replace(".", "")
+        return f"{self.workspace_url.rstrip('/')}/archives/{room.channel}/p{message}"
 
     def serves_http(self, port: int) -> bool:
         """True when this adapter's HTTP listener is on `port` (HTTP mode)."""

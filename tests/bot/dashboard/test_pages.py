@@ -32,12 +32,17 @@ async def test_tasks_list_waiting_first_with_filters(tmp_path: Path) -> None:
         operator = await kit.operator()
         page = await _page(kit, operator, "/")
         assert "add integration tests" in page and "waiting_human" in page
-        assert re.search(r"<td>g</td>\s*<td>slack</td>\s*<td>pair</td>", page)
+        assert re.search(r"<td>g</td>\s*<td><a [^>]*>slack ↗</a></td>\s*<td>pair</td>", page)
         # Filters narrow the list; a filter with no match shows none.
         assert "add integration tests" in await _page(kit, operator, "/?status=waiting_human")
         none = await _page(kit, operator, "/?status=closed")
         assert "add integration tests" not in none and "0 tasks" in none
         assert "0 tasks" in await _page(kit, operator, "/tasks/part?group=h")
+        # The chat thread, where the platform names its address (Slack: auth.test's workspace).
+        thread = next(iter(kit.slack.fake.roots))
+        link = f'href="https://tribunal-tests.slack.com/archives/C1/p{thread.replace(".", "")}"'
+        assert link in page
+        assert link in await _page(kit, operator, "/tasks/1")
         # The part HTMX refreshes is the rows alone.
         part = await _page(kit, operator, "/tasks/part")
         assert "<html" not in part and "add integration tests" in part
