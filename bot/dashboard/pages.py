@@ -220,20 +220,14 @@ async def costs_page(request: web.Request) -> web.Response:
     for policy in dash.app.policies.groups():
         if groups is not None and policy.name not in groups:
             continue
-        lines, _ = await dash.store.task_lines(
-            TaskFilter(group=policy.name, groups=groups, limit=PAGE)
-        )
-        near = [t for t in lines if _share(t, policy.thresholds.max_cost_usd) >= 0.8]
+        limit = policy.thresholds.max_cost_usd
+        near = await dash.store.costly_tasks(policy.name, 0.8 * limit) if limit > 0 else []
         budgets.append((policy, by["group"].get(policy.name, [0.0] * 4)[0], near))
     return aiohttp_jinja2.render_template(
         "costs.html",
         request,
         _common(request, by={k: sorted(v.items()) for k, v in by.items()}, budgets=budgets),
     )
-
-
-def _share(line: TaskLine, limit: float) -> float:
-    return line.cost_usd / limit if limit > 0 else 0.0
 
 
 async def judgment_page(request: web.Request) -> web.Response:

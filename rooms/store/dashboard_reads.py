@@ -275,6 +275,15 @@ class DashboardReads(StoreBase):
             entry[3] += 1
         return [Spend(k, int(v[0]), int(v[1]), float(v[2]), int(v[3])) for k, v in summed.items()]
 
+    async def costly_tasks(self, group: str, at_least_usd: float, limit: int = 20) -> list[Spend]:
+        """The group's tasks that cost at least `at_least_usd`, costliest first: key (task id,)."""
+        rows = await self._rows(
+            "SELECT id, tokens, cost_usd, turns FROM tasks WHERE group_name = ? AND cost_usd >= ?"
+            " ORDER BY cost_usd DESC, id LIMIT ?",
+            (group, at_least_usd, limit),
+        )
+        return [Spend((str(r[0]),), int(r[1]), 0, float(r[2]), int(r[3])) for r in rows]
+
     async def usage_by_role(self, task_id: int) -> list[Spend]:
         """A task's usage by the role of its turns."""
         rows = await self._rows(

@@ -139,6 +139,11 @@ async def test_costs_and_judgment_show_what_the_store_has(tmp_path: Path) -> Non
         for shown in ("By day", "By group", "By role", "By model", "claude:default", "Budgets"):
             assert shown in costs, shown
         assert "$0.0200" in costs  # owner + arbiter turns at $0.01 each
+        assert 'href="/tasks/1"' not in costs  # far below its budget
+        # A task past 80 % of its group's per-task budget ($50) is named.
+        await kit.app.store._write("UPDATE tasks SET cost_usd = 45.5 WHERE id = 1")
+        costs = await _page(kit, operator, "/costs")
+        assert '<a href="/tasks/1">#1</a> ($45.50)' in costs
         judgment = await _page(kit, operator, "/judgment")
         assert "ESCALATE" in judgment and "blocked" in judgment
         assert "rulings sent back" in judgment and "swap-check disagreements" in judgment
