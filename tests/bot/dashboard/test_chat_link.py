@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rooms.base.model import RoomRef
 from tests.bot.dashboard.kit import BOSS, NOBODY, dashboard_kit
 
 LINK = re.compile(r"http://127\.0\.0\.1:[0-9]+/signin/link\?s=[A-Za-z0-9_-]+")
@@ -48,3 +49,14 @@ async def test_dashboard_with_more_words_is_a_task_not_the_command(tmp_path: Pat
         assert not kit.slack.fake.ephemerals
         task = await kit.app.store.task(1)
         assert task is not None and task.text == "dashboard totals are wrong on Mondays"
+
+
+async def test_no_link_is_made_where_a_reply_would_be_public(tmp_path: Path) -> None:
+    async with dashboard_kit(tmp_path) as kit:
+        links = kit.running.dashboard.links
+        # Discord answers a message in the channel for all to see: no link for it.
+        assert await links.link_for(RoomRef("discord", "42", "43"), "1234", frozenset()) is None
+        rows = await kit.app.store._rows("SELECT COUNT(*) FROM dashboard_links")
+        assert rows[0][0] == 0
+        console = await links.link_for(RoomRef("console", "local", "1"), "me", frozenset())
+        assert console is not None and LINK.match(console)

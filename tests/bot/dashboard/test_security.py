@@ -271,3 +271,16 @@ def test_doctor_says_nothing_of_a_dashboard_that_is_off(tmp_path: Path) -> None:
 def test_settings_errors_name_the_field() -> None:
     with pytest.raises((SettingsError, ValueError)):
         DashboardSettings(port=70000)
+
+
+def test_the_token_tool_prints_a_token_and_the_hash_to_keep(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bot.dashboard.token import digest, main, token_matches
+
+    assert main() == 0
+    out = capsys.readouterr().out
+    token = out.split("it is not stored anywhere): ", 1)[1].split()[0]
+    assert f'token_sha256 = "{digest(token)}"' in out
+    assert len(token) >= 40 and token_matches(token, digest(token))
+    assert not token_matches(token, None) and not token_matches("", digest(""))
