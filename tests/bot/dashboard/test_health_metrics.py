@@ -74,3 +74,20 @@ async def test_healthz_is_unhealthy_when_the_platform_connection_is_down(tmp_pat
             assert response.status == 503
             text = await response.text()
         assert "slack: disconnected" in text and "store: ok" in text
+
+
+async def test_metrics_count_runner_failures_by_their_code(tmp_path: Path) -> None:
+    crash = Reply(error="the runner died", error_code="crashed")
+    timeout = Reply(error="no event for too long", error_code="idle_timeout")
+    runner = ScriptedRunner({"owner": [crash, timeout, crash], "arbiter": ESCALATING["arbiter"]})
+    async with dashboard_kit(tmp_path, runner=runner) as kit:
+        await kit.slack.mention("build it")
+        await kit.slack.settle()
+        async with kit.client().get(kit.url("/metrics")) as response:
+            got = samples(await response.text())
+        failed = {k: v for k, v in got.items() if k[0] == "tribunal_runner_failures_total"}
+        turns = await kit.app.store.turns(1)
+    by_code = {dict(k[1])["code"]: v for k, v in failed.items()}
+    # Two failures in a row make the task wait for people (the third reply is never asked for).
+    assert by_code == {"crashed": 1, "idle_timeout": 1}
+    assert sum(by_code.values()) == len([t for t in turns if t.status == "failed"])
