@@ -50,6 +50,32 @@ class Finishing(Protocol):
     async def finished(self) -> None: ...
 
 
+@runtime_checkable
+class Alive(Protocol):
+    """An adapter that can tell whether its platform connection is up (/healthz). Optional:
+    one that cannot (the console) counts as up while it runs."""
+
+    def alive(self) -> bool: ...
+
+
+@runtime_checkable
+class HttpHost(Protocol):
+    """An adapter with an HTTP listener of its own (Slack in HTTP mode, on TRIBUNAL_HTTP_PORT)
+    that can serve others' routes beside its own: `mount` before the adapter starts."""
+
+    def serves_http(self, port: int) -> bool: ...
+
+    def mount(self, attach: Callable[[Any], None]) -> None: ...
+
+
+@runtime_checkable
+class ThreadLinks(Protocol):
+    """An adapter that can name the web address of a room's thread (the dashboard links to it);
+    None when it cannot tell."""
+
+    def thread_link(self, room: RoomRef) -> str | None: ...
+
+
 def click_failed(ref: str) -> str:
     """The private answer to a click whose handling raised (the error is in the log, with `ref`)."""
     return (
@@ -77,6 +103,9 @@ class Router:
 
     def __init__(self, adapters: Iterable[Adapter] = ()) -> None:
         self._adapters: dict[str, Adapter] = {}
+        # Told of every message delivered (the dashboard keeps each room's progress line):
+        # called after the adapter took it, must not raise or block.
+        self.watchers: list[Callable[[Outbound], None]] = []
         for adapter in adapters:
             self.add(adapter)
 
@@ -96,7 +125,10 @@ class Router:
         adapter = self._adapters.get(message.room.platform)
         if adapter is None:
             raise UnservedPlatform(f"no adapter serves platform {message.room.platform!r}")
-        return await adapter.deliver(message)
+        delivered = await adapter.deliver(message)
+        for watcher in self.watchers:
+            watcher(message)
+        return delivered
 
 
 # -- the registry ---------------------------------------------------------------------------------

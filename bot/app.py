@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +132,7 @@ async def open_app(
     runner: Runner | None = None,
     clock: Clock | None = None,
     warn: TextIO | None = None,
+    before_adapters: Callable[[App, contextlib.AsyncExitStack], Awaitable[None]] | None = None,
 ) -> AsyncIterator[App]:
     """Backend ready, store opened and migrated, engine started (the open tasks of the adapters'
     platforms resume), then each adapter started; on exit the adapters stop first (in reverse
@@ -140,7 +141,10 @@ async def open_app(
     SettingsError) when the docker backend was asked for and cannot work. The agent types in use
     with no model credential are named on `warn` too, and their turns fail at once.
 
-    `runner` replaces the backend of the settings (tests); credentials are added either way."""
+    `runner` replaces the backend of the settings (tests); credentials are added either way.
+    `before_adapters` runs once the engine has started and before the adapters start (the
+    dashboard, which may mount its routes on an adapter's HTTP listener); what it pushes on the
+    stack is closed after the adapters stop."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
     make_private_folder(data)  # 0700: other local users read no conversation
     make_private_folder(Path(settings.db_path).parent.resolve(), tighten=False)
@@ -173,10 +177,13 @@ async def open_app(
         )
         await engine.start()
         stack.push_async_callback(engine.stop)
+        app = App(settings, store, engine, policies, router)
+        if before_adapters is not None:
+            await before_adapters(app, stack)
         for adapter in router.adapters():
             await adapter.start(engine)
             stack.push_async_callback(adapter.stop)  # LIFO: before the engine stops
-        yield App(settings, store, engine, policies, router)
+        yield app
 
 
 def _references(settings: Settings) -> SettingsReferences | None:

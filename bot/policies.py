@@ -63,3 +63,8 @@ class SettingsPolicies:
 
     def groups(self) -> list[GroupPolicy]:
         return list(self._by_channel.values())
+
+    def groups_on(self, platform: str) -> list[GroupPolicy]:
+        """The groups whose channel is on `platform` (a person of that platform may approve
+        only there: ids of one platform mean nothing on another)."""
+        return [p for (where, _), p in self._by_channel.items() if where == platform]

@@ -1,5 +1,6 @@
 """`tribunal serve`: every served platform in one process, on one engine and store (DESIGN §7).
 
+With `[dashboard] port` set, the dashboard (bot/dashboard) runs beside them on the same engine.
 `configured_adapters` asks each registered factory (bot/platforms.py imports them all) for its
 adapter; `serve` opens the app with all of them and runs until an adapter that can end on its
 own has ended (the console, at /quit or end of input; Slack or Discord when the platform refuses
@@ -10,14 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 import bot.platforms
 from bot.adapter import Adapter, Finishing
-from bot.app import open_app
+from bot.app import App, open_app
+from bot.dashboard.server import start_dashboard
 from bot.settings import Settings
 from rooms.base.ports import Runner
 
@@ -44,7 +48,10 @@ async def serve(
     """Run the adapters on one engine until one of them ends (or SIGTERM). Returns 0."""
     with _stop_on_sigterm() as terminated:
         try:
-            async with open_app(settings, *adapters, runner=runner, warn=warn):
+            before = functools.partial(_dashboard, settings, warn or sys.stderr)
+            async with open_app(
+                settings, *adapters, runner=runner, warn=warn, before_adapters=before
+            ):
                 await _until_one_finishes(adapters)
         except asyncio.CancelledError:
             if not terminated.is_set():
@@ -55,6 +62,16 @@ async def serve(
             if task is not None:
                 task.uncancel()
     return 0
+
+
+async def _dashboard(
+    settings: Settings, out: TextIO, app: App, stack: contextlib.AsyncExitStack
+) -> None:
+    """The dashboard, when `[dashboard] port` is set: its own listener, or Slack's HTTP one
+    when the port is TRIBUNAL_HTTP_PORT (mounted before the adapters start)."""
+    dashboard = await start_dashboard(app, settings, stack)
+    if dashboard is not None:
+        out.write(f"tribunal: the dashboard is on {dashboard.url}\n")
 
 
 async def _until_one_finishes(adapters: Sequence[Adapter]) -> None:

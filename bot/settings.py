@@ -39,6 +39,7 @@ from pydantic_settings import (
 from pydantic_settings import SettingsError as LibrarySettingsError
 
 from bot.adapter import platform_specs, platforms_declared
+from bot.settings_dashboard import DashboardSettings
 from bot.settings_sections import (
     _GROUP_NAME,
     CONSOLE_CHANNEL,
@@ -104,6 +105,7 @@ class Settings(BaseSettings):
 
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
     docker: DockerSettings = DockerSettings()
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     console: ConsoleSettings = Field(default_factory=ConsoleSettings)
     groups: dict[str, GroupSettings] = Field(default_factory=dict)
 

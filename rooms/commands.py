@@ -7,7 +7,8 @@ A mention in a room without an open task opens one, within the group's caps on o
 the mention, and one table says what each does (rooms/core/command_table.py: its words, what must
 be open, who may, its handler and help line); this module parses, dispatches through it, and
 gives Approve and Reject buttons the same rows (a Choose button picks its option directly:
-rooms/core/choices.py). The console hands its "/" lines over the same way. Anything else in a
+rooms/core/choices.py; `dashboard` sends an approver a one-time sign-in link, privately:
+rooms.base.ports.SignInLinks). The console hands its "/" lines over the same way. Anything else in a
 room with an open task is a human message for the next prompt; while the task waits for a
 person, an approver's message is the answer and anyone else gets a clear refusal. At a ceiling
 only an explicit approval grants another budget: an approver's message there is kept on the task
@@ -27,8 +28,12 @@ from rooms.base.words import APPROVE, CHOOSE, REJECT, WAITING_HUMAN
 from rooms.core.choices import parse_choice
 from rooms.core.command_handlers import Asked, Cancel, choose
 from rooms.core.command_handlers import arbitrate_args as arbitrate_args  # its home before
+from rooms.core.command_handlers import (
+    stop_task as stop_task,  # the engine's stop for the dashboard
+)
 from rooms.core.command_table import help_text as help_text  # read by tests and the console
 from rooms.core.command_table import lookup, parse, run, typed_word
+from rooms.core.command_table import may_stop as may_stop  # the dashboard's rule for its Stop
 from rooms.core.context import Ctx
 from rooms.core.escalations import (
     answer,
@@ -47,7 +52,16 @@ from rooms.core.replies import reply
 from rooms.judge.quoting import inline_quote
 from rooms.pair.prompting import HUMAN_TEXT_LIMIT
 
-__all__ = ["COMMANDS", "arbitrate_args", "handle", "help_text", "parse", "unknown_action"]
+__all__ = [
+    "COMMANDS",
+    "arbitrate_args",
+    "handle",
+    "help_text",
+    "may_stop",
+    "parse",
+    "stop_task",
+    "unknown_action",
+]
 
 _RETRIES = 5  # compare-and-swap losses against a busy driver or another engine
 

@@ -21,9 +21,9 @@ from collections.abc import Iterable
 
 from rooms.base.machine import UnknownProtocol
 from rooms.base.model import Inbound, RoomRef, Task
-from rooms.base.ports import Clock, Platform, Policies, Runner, WallClock
+from rooms.base.ports import Clock, Platform, Policies, Runner, SignInLinks, WallClock
 from rooms.base.records import Escalation
-from rooms.commands import handle
+from rooms.commands import handle, stop_task
 from rooms.core.context import Ctx
 from rooms.core.driver import drive, removes_progress_of
 from rooms.core.escalations import card_key
@@ -133,6 +133,33 @@ class Engine:
             await self.outbox.flush()
             if not any(not d.done() for d in self._drivers.values()):
                 return
+
+    async def stop_task(self, task_id: int, by: str, event_id: str) -> bool:
+        """Close an open task on behalf of `by`, who the caller has allowed to (the dashboard's
+        operator): the same change, post and cancellation as `stop` in chat. False when the
+        task is closed already or kept moving."""
+        for _ in range(5):
+            task = await self.ctx.store.task(task_id)
+            if task is None or task.status == "closed":
+                return False
+            room = await self.ctx.store.room(task.room)
+            if room is None:
+                return False
+            inbound = Inbound(room=room, user=by, event_id=event_id)
+            if await stop_task(self.ctx, inbound, task, self._cancel):
+                self.ctx.wake_outbox()
+                return True
+        return False
+
+    @property
+    def running(self) -> bool:
+        """Started, not stopping, and its scanner alive (/healthz)."""
+        scanner = self._scanner
+        return not self._stopping and scanner is not None and not scanner.done()
+
+    def offer_sign_in(self, links: SignInLinks | None) -> None:
+        """The dashboard's sign-in links for `dashboard` in chat (None: the dashboard is off)."""
+        self.ctx.sign_in = links
 
     async def status_text(self, room: RoomRef) -> str:
         return await status_text(self.ctx, room)

@@ -123,6 +123,9 @@ PLANTED = [
     ("container/limits.py", "import rooms.base.model", "runners/ and container/"),
     # bot/: a platform that knows serve
     ("bot/console/adapter.py", "import bot.serve", "bot/: platforms register"),
+    # bot/: the dashboard reaching up for serve, or a platform reaching for the dashboard
+    ("bot/dashboard/pages.py", "import bot.serve", "bot/: platforms register"),
+    ("bot/slack/adapter.py", "import bot.dashboard.server", "bot/: platforms register"),
 ]
 
 

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 THREAD_ARCHIVE_MIN: Literal[10080] = 10080  # a week: tasks can wait for people that long
 READY_TIMEOUT_S = 60.0
+WEB_URL = "https://discord.com"  # where people open a channel or thread (not the API's base)
 _REMEMBERED_CHANNELS = 10_000
 _THREAD_EXISTS = 160004  # Discord: "A thread has already been created for this message"
 
@@ -114,6 +115,27 @@ class DiscordAdapter:
             await self.stop()
             raise
         log.info("discord: connected as %s", self.client.user)
+
+    def thread_link(self, room: RoomRef) -> str | None:
+        """The web address of the room's thread (a thread started from a message has the
+        message's id), in the guild of its channel; None while the channel is not cached."""
+        if not (room.channel.isdigit() and room.thread.isdigit()):
+            return None
+        guild = getattr(self.client.get_channel(int(room.channel)), "guild", None)
+        if guild is None:
+            return None
+        return f"{WEB_URL}/channels/{guild.id}/{room.thread}"
+
+    def alive(self) -> bool:
+        """The Gateway connection running and ready (discord.py resumes by itself; while it
+        does, the client is not ready)."""
+        gateway = self._gateway
+        return (
+            gateway is not None
+            and not gateway.done()
+            and not self.client.is_closed()
+            and self.client.is_ready()
+        )
 
     async def stop(self) -> None:
         self._stopping = True

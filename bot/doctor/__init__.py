@@ -12,7 +12,7 @@ The checks of the settings' accounts and the database are in bot/doctor/config.p
 backend, the engine, the image and the runner binaries (and which of them are required) in
 bot/doctor/engine.py, on the engine the bot really uses (bot/doctor/bots_engine.py); with several
 `[docker] engines`, each one is checked too (bot/doctor/engines.py); each line is a
-bot/doctor/check.py `Check`.
+bot/doctor/check.py `Check`. When the dashboard is on, whether it is exposed without TLS.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from bot.doctor.engine import check_backend, check_engine, check_image, check_ru
 from bot.doctor.engines import check_engines
 from bot.doctor_isolation import check_network, check_workspaces
 from bot.settings import Settings, load_settings
+from bot.settings_dashboard import is_loopback
 from bot.settings_sections import SettingsError
+from bot.slack.adapter import HTTP_HOST as SLACK_HTTP_HOST
 
 __all__ = ["Check", "diagnose", "run_doctor"]
 
@@ -74,6 +76,25 @@ def diagnose(config: Path | None, *, env_file: Path | None = Path(".env")) -> It
     if kind == "docker":
         yield from check_isolation(settings)
     yield check_database(settings)
+    dashboard = check_dashboard(settings)
+    if dashboard is not None:
+        yield dashboard
+
+
+def check_dashboard(settings: Settings) -> Check | None:
+    """The dashboard's exposure (bot/settings_dashboard.py): a warning, not a failure, when it
+    listens beyond loopback with no TLS in front; nothing when it is off."""
+    if not settings.dashboard.enabled:
+        return None
+    # On TRIBUNAL_HTTP_PORT it shares Slack's listener (bot/slack/adapter.py), on every address.
+    shared = settings.dashboard.port == settings.http_port
+    host = SLACK_HTTP_HOST if shared else settings.dashboard.host
+    warning = settings.dashboard.exposure_warning(host)
+    if warning is not None:
+        return Check("dashboard", False, f"warning: {warning}", required=False)
+    where = "loopback only" if is_loopback(host) else "behind TLS"
+    where = f"{host}:{settings.dashboard.port}, {where}"
+    return Check("dashboard", True, f"ok ({where})", required=False)
 
 
 def check_isolation(settings: Settings) -> Iterator[Check]:

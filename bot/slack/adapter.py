@@ -25,7 +25,7 @@ import asyncio
 import logging
 import re
 from collections import OrderedDict
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -53,7 +53,7 @@ from bot.slack.people import People
 from bot.slack.posting import Poster
 from bot.slack.refusals import APP_TOKEN, BOT_TOKEN, TokenRefused, refusal_code
 from bot.slack.text import escape
-from rooms.base.model import Inbound, Outbound
+from rooms.base.model import Inbound, Outbound, RoomRef
 
 if TYPE_CHECKING:
     from rooms.engine import Engine
@@ -96,6 +96,9 @@ class SlackUnavailable(SettingsError):
     """The Web API could not be reached when the adapter started."""
 
 
+HTTP_HOST = "0.0.0.0"  # HTTP mode: Slack must reach the listener, on every address
+
+
 @dataclass
 class SlackAdapter:
     client: AsyncWebClient
@@ -103,11 +106,16 @@ class SlackAdapter:
     app_token: str | None = None
     signing_secret: str | None = None
     http_port: int = 3000
-    http_host: str = "0.0.0.0"
+    http_host: str = HTTP_HOST
     clock: PacingClock | None = None
     workers: int = 8  # events handled at once (each one's store writes; turns run elsewhere)
     app: AsyncApp = field(init=False)
     bound_port: int | None = field(init=False, default=None)
+    # Others' routes on the HTTP listener (the dashboard beside /slack/events): each is called
+    # with the aiohttp application before it starts (bot.adapter.HttpHost).
+    mounts: list[Callable[[web.Application], None]] = field(init=False, default_factory=list)
+    # The workspace's address, as auth.test gives it ("https://acme.slack.com/"): thread links.
+    workspace_url: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if self.mode == "socket" and not self.app_token:
@@ -160,6 +168,8 @@ class SlackAdapter:
             # The socket client would retry a refused app token every 10 s for ever, deaf.
             opened = self.client.apps_connections_open(app_token=self.app_token or "")
             await self._checked(APP_TOKEN, "apps.connections.open", opened)
+        url = me.get("url")
+        self.workspace_url = url if isinstance(url, str) and url.startswith("https://") else None
         self.poster.own = frozenset(
             str(v) for v in (me.get("user_id"), me.get("bot_id")) if isinstance(v, str) and v
         )
@@ -172,7 +182,10 @@ class SlackAdapter:
             self._socket = AsyncSocketModeHandler(self.app, app_token=self.app_token)
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
             return
-        self._http = web.AppRunner(self.app.web_app(path=EVENTS_PATH, port=self.http_port))
+        web_app = self.app.web_app(path=EVENTS_PATH, port=self.http_port)
+        for attach in self.mounts:
+            attach(web_app)
+        self._http = web.AppRunner(web_app)
         await self._http.setup()
         site = web.TCPSite(self._http, self.http_host, self.http_port)
         await site.start()
@@ -180,6 +193,27 @@ class SlackAdapter:
         sockets = getattr(server, "sockets", None) or []
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.http_port
         log.info("slack: HTTP mode, events at %s on port %s", EVENTS_PATH, self.bound_port)
+
+    def thread_link(self, room: RoomRef) -> str | None:
+        """Slack's permalink form for the thread's first message (the room's thread ts)."""
+        if self.workspace_url is None or not re.fullmatch(r"[0-9]+\.[0-9]+", room.thread):
+            return None
+        message = room.thread.replace(".", "")
+        return f"{self.workspace_url.rstrip('/')}/archives/{room.channel}/p{message}"
+
+    def serves_http(self, port: int) -> bool:
+        """True when this adapter's HTTP listener is on `port` (HTTP mode)."""
+        return self.mode == "http" and self.http_port == port
+
+    def mount(self, attach: Callable[[web.Application], None]) -> None:
+        """Have `attach` add its routes to the HTTP listener's application before it starts."""
+        self.mounts.append(attach)
+
+    def alive(self) -> bool:
+        """Connected (the socket or the HTTP listener up) and the token not refused since."""
+        refused = self._refused
+        connected = self._socket is not None or self._http is not None
+        return connected and refused is not None and not refused.done() and not self._stopping
 
     async def _checked(self, variable: str, method: str, call: Awaitable[Any]) -> Any:
         try:

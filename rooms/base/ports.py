@@ -36,6 +36,15 @@ class Policies(Protocol):
     def for_room(self, room: RoomRef) -> GroupPolicy | None: ...
 
 
+class SignInLinks(Protocol):
+    """The operator's dashboard (bot/dashboard), when it is on: a one-time sign-in link for the
+    person who asked in chat, signing them in as that platform identity. None when the room's
+    platform cannot hand the link to that person alone (a link shown to the whole channel could be
+    used by anyone who clicks it first)."""
+
+    async def link_for(self, room: RoomRef, user: str, roles: frozenset[str]) -> str | None: ...
+
+
 class Clock(Protocol):
     def now(self) -> float: ...
 

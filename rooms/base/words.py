@@ -94,7 +94,8 @@ CHOOSE: Final = "choose"
 STATUS: Final = "status"
 ARBITRATE: Final = "arbitrate"
 HELP: Final = "help"
-COMMAND_WORDS: tuple[str, ...] = (STOP, STATUS, APPROVE, REJECT, CHOOSE, ARBITRATE, HELP)
+DASHBOARD: Final = "dashboard"  # an approver asks for a one-time sign-in link
+COMMAND_WORDS: tuple[str, ...] = (STOP, STATUS, APPROVE, REJECT, CHOOSE, ARBITRATE, DASHBOARD, HELP)
 QUIT: Final = "quit"
 # A person's `arbitrate` (rooms.core.summons): a protocol whose table has this event from a status
 # lets people call its judge there; the store keeps the request only where the table allows it.

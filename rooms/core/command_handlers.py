@@ -18,7 +18,7 @@ from rooms.base.words import APPROVE, STOP
 from rooms.core.choices import chosen, out_of_range, parse_number
 from rooms.core.context import Ctx
 from rooms.core.decisions import complete_records
-from rooms.core.escalations import Answer, answer, offers_choices
+from rooms.core.escalations import Answer, answer, may_answer, offers_choices
 from rooms.core.registry import protocol_for
 from rooms.core.replies import reply
 from rooms.core.status import status_text
@@ -53,8 +53,14 @@ async def show_status(asked: Asked) -> bool:
 
 
 async def stop(asked: Asked) -> bool:
-    ctx, inbound, task = asked.ctx, asked.inbound, asked.task
-    assert task is not None  # the table checked it
+    assert asked.task is not None  # the table checked it, and that the person may
+    return await stop_task(asked.ctx, asked.inbound, asked.task, asked.cancel)
+
+
+async def stop_task(ctx: Ctx, inbound: Inbound, task: Task, cancel: Cancel) -> bool:
+    """Close `task` as `inbound.user` asked, once whoever called this has checked they may (the
+    chat's `stop` row checks `may_stop`; the dashboard lets its operator stop any task). False
+    when the task moved meanwhile."""
     reason = f"stopped by {inbound.user}"
     closed = await ctx.store.apply(
         Change(
@@ -73,10 +79,35 @@ async def stop(asked: Asked) -> bool:
     if closed is None:
         return False
     await complete_records(ctx, task.id)
-    asked.cancel(
-        task.id, reason
-    )  # a turn running here stops now; elsewhere its lease renewal fails
+    cancel(task.id, reason)  # a turn running here stops now; elsewhere its lease renewal fails
     return True
+
+
+async def sign_in(asked: Asked) -> bool:
+    """`dashboard`: a one-time link to the operator's dashboard, for an approver of the group
+    only (signed in as them, the group's approver rules decide what they may answer there)."""
+    ctx, inbound, policy = asked.ctx, asked.inbound, asked.policy
+    return await reply(
+        ctx, inbound, policy, await sign_in_reply(ctx, inbound, policy), private=True
+    )
+
+
+async def sign_in_reply(ctx: Ctx, inbound: Inbound, policy: GroupPolicy) -> str:
+    if ctx.sign_in is None:
+        return "The dashboard is not switched on for this Tribunal ([dashboard] port)."
+    if not may_answer(policy, inbound.user, inbound.roles):
+        only = "Only an approver of this group can sign in to the dashboard from here."
+        who = "Approvers: " + ", ".join(sorted(policy.approvers)) + "." if policy.approvers else ""
+        return f"{only} {who}".strip()
+    link = await ctx.sign_in.link_for(inbound.room, inbound.user, inbound.roles)
+    if link is None:
+        return (
+            "I cannot send a sign-in link to you alone on this platform, and a link shown to "
+            "everyone here could be used by anyone: ask the operator for the dashboard's token."
+        )
+    return (
+        f"Your sign-in link to the dashboard (for you only, valid once, for a short time): {link}"
+    )
 
 
 def options_refusal(user: str, escalation: Escalation) -> str:

@@ -27,6 +27,7 @@ from rooms.base.words import (
     ARBITRATE,
     CHOOSE,
     COMMAND_WORDS,
+    DASHBOARD,
     HELP,
     REJECT,
     STATUS,
@@ -141,6 +142,15 @@ TABLE: tuple[Command, ...] = (
         Needs.NOTHING,  # rooms.core.summons says why a room cannot call one
         Alone.ALWAYS,
         do.arbitrate,
+    ),
+    Command(
+        (DASHBOARD,),
+        "",
+        "an approver gets a one-time sign-in link to the dashboard, privately",
+        Who.ANYONE,  # the handler tells a non-approver who may, and that the dashboard may be off
+        Needs.NOTHING,
+        Alone.ONLY_ALONE,
+        do.sign_in,
     ),
     Command((HELP,), "", "this list", Who.ANYONE, Needs.NOTHING, Alone.ONLY_ALONE, _help),
 )

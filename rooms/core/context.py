@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rooms.base.ports import Clock, Platform, Policies, Runner
+from rooms.base.ports import Clock, Platform, Policies, Runner, SignInLinks
 from rooms.references.port import NoReferences, ReferencePool
 
 if TYPE_CHECKING:  # the store checks moves against the protocols, which use this context
@@ -26,6 +26,7 @@ class Ctx:
     lease_s: float
     data_dir: str | None
     references: ReferencePool = field(default_factory=NoReferences)  # asked before each ruling
+    sign_in: SignInLinks | None = None  # the dashboard's links (`dashboard`), when it is on
     # Set by the engine: wake the outbox deliverer after enqueueing; (re)start a task's driver.
     wake_outbox: Callable[[], None] = lambda: None
     spawn: Callable[[int], None] = lambda task_id: None

@@ -309,6 +309,33 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX outcomes_group ON outcomes(group_name, ruled_at)",
     ],
+    [
+        # 11: the dashboard (bot/dashboard, rooms/store/dashboard_auth.py). A one-time sign-in
+        # link a person asked for in chat, kept as the SHA-256 of its secret (the secret itself
+        # is only in the link), with the platform identity it signs in as; and every action
+        # taken on the dashboard, with who took it and what came of it.
+        """CREATE TABLE dashboard_links (
+            secret_hash TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            roles TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            used_at REAL
+        )""",
+        """CREATE TABLE dashboard_actions (
+            id INTEGER PRIMARY KEY,
+            at REAL NOT NULL,
+            who TEXT NOT NULL,
+            action TEXT NOT NULL,
+            task_id INTEGER,
+            detail TEXT NOT NULL DEFAULT '',
+            outcome TEXT NOT NULL
+        )""",
+        # The dashboard's newest-first lists and its change mark (MAX(updated_at)) without a
+        # scan of every task.
+        "CREATE INDEX tasks_updated ON tasks(updated_at)",
+    ],
 ]
 
 LATEST = len(MIGRATIONS)

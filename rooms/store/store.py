@@ -32,6 +32,8 @@ from rooms.base.records import (
 from rooms.judge.history import History
 from rooms.store import history_rows
 from rooms.store.apply import apply_change
+from rooms.store.dashboard_auth import DashboardAuthStore
+from rooms.store.dashboard_reads import DashboardCounts, DashboardReads
 from rooms.store.files import make_private
 from rooms.store.outbox import OutboxStore
 from rooms.store.outcomes import OutcomeStore
@@ -85,7 +87,16 @@ class StoreError(RuntimeError):
 
 
 class Store(
-    OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, ProgressStore, OutcomeStore
+    OutboxStore,
+    PanelStore,
+    PruneStore,
+    StepStore,
+    WorktreeStore,
+    ProgressStore,
+    DashboardReads,
+    DashboardCounts,
+    DashboardAuthStore,
+    OutcomeStore,
 ):
     # -- opening -------------------------------------------------------------------------------
 

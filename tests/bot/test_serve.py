@@ -185,3 +185,31 @@ def test_a_served_platform_replaces_the_console(
     with_token = load_settings(env_file=None)
     assert configured_adapters(with_token) == [made]
     assert unavailable_platforms(with_token) == []
+
+
+async def test_serve_runs_the_dashboard_when_a_port_is_set(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, logged_engine: list[str]
+) -> None:
+    import io
+
+    import aiohttp
+
+    monkeypatch.setenv("TRIBUNAL_DASHBOARD__PORT", "0")
+    with_dashboard = load_settings(env_file=None)
+    server, console = RecordingAdapter("slack", logged_engine), Ending("console", logged_engine)
+    said = io.StringIO()
+    running = asyncio.create_task(
+        serve(with_dashboard, [server, console], runner=pair(), warn=said)
+    )
+    async with asyncio.timeout(30):
+        while "the dashboard is on" not in said.getvalue():
+            await asyncio.sleep(0.01)
+    url = said.getvalue().split("the dashboard is on ", 1)[1].split()[0]
+    assert url.startswith("http://127.0.0.1:")  # loopback unless configured otherwise
+    async with aiohttp.ClientSession() as client, client.get(f"{url}/healthz") as response:
+        assert response.status == 200 and "engine: ok" in await response.text()
+    console.done.set()
+    assert await asyncio.wait_for(running, 30) == 0
+    async with aiohttp.ClientSession() as client:  # gone with serve
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await client.get(f"{url}/healthz")

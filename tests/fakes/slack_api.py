@@ -44,6 +44,7 @@ SIGNING_SECRET = "test-signing-secret"
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM = "T1"
+WORKSPACE_URL = "https://tribunal-tests.slack.com/"  # auth.test's; never fetched
 
 
 @dataclass
@@ -249,6 +250,7 @@ class FakeSlack:
                 "bot_id": BOT_ID,
                 "team_id": TEAM,
                 "user": "tribunal",
+                "url": WORKSPACE_URL,
             }
         if method == "users.info":
             user = params.get("user", "")
