@@ -146,7 +146,7 @@ TABLE: tuple[Command, ...] = (
     Command(
         (DASHBOARD,),
         "",
-        "an approver gets a one-time sign-in link to the dashboard, privately",
+        "a one-time dashboard sign-in link (approvers)",
         Who.ANYONE,  # the handler tells a non-approver who may, and that the dashboard may be off
         Needs.NOTHING,
         Alone.ONLY_ALONE,
