@@ -177,7 +177,7 @@ class OutboxStore(StoreBase):
         """Record a failed attempt; the row stays pending until `retry_at` (or is dead)."""
         await self._write_count(
             "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
-            " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
+            " claimed_until=NULL, status=CASE WHEN ?=1 THEN 'dead' ELSE status END WHERE id=?",
             (error[:2000], retry_at, give_up, row_id),
         )
 
@@ -210,5 +210,5 @@ def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...
         return "", ()
     names = tuple(sorted(platforms))
     if not names:
-        return " AND 0", ()
+        return " AND 1=0", ()
     return f" AND r.platform IN ({','.join('?' * len(names))})", names

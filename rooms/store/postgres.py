@@ -1,0 +1,218 @@
+"""The store on PostgreSQL: a psycopg connection that speaks the sqlite3 interface the store's
+functions are written against (connection.py), so the store's logic exists once.
+
+What differs between the two databases is translated here, once per distinct statement (cached):
+- placeholders: `?` and `:name` become psycopg's `%s` and `%(name)s` (a literal `%` is doubled);
+- `BEGIN IMMEDIATE` (SQLite's "take the write lock now") becomes
+  `BEGIN ISOLATION LEVEL SERIALIZABLE`: the same guarantee (transactions behave as if one ran
+  after the other), and a transaction PostgreSQL gives up is run again whole (connection.Retry);
+- `/*skip-locked*/` becomes `FOR UPDATE SKIP LOCKED` (a comment to SQLite, whose one writer
+  never waits on a row): a claim passes over rows another process is claiming right now;
+- Python booleans are sent as 0/1 (the columns are INTEGER, as SQLite stores them);
+- psycopg's errors become sqlite3's classes (an integrity error is one on both), and a
+  serialization failure or deadlock becomes `Retry`;
+- NUMERIC results (SUM of integers) come back as int or float, never Decimal.
+
+The driver is psycopg 3, synchronous, on one worker thread of our own: the store's functions are
+synchronous (they run on aiosqlite's thread for SQLite), and a whole transaction is one hop to
+that thread however many statements it has. An async driver (asyncpg) would need a second, async
+copy of every function of the store. LISTEN/NOTIFY, which has no sqlite3 counterpart, uses
+psycopg's async connection (listen.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar, cast
+
+import psycopg
+import psycopg.errors
+from psycopg.adapt import Loader
+
+T = TypeVar("T")
+
+SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_postgres(target: str) -> bool:
+    """Whether TRIBUNAL_DB names a PostgreSQL database (a URL) rather than a SQLite file."""
+    return target.startswith(SCHEMES)
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+# -- the SQL --------------------------------------------------------------------------------
+
+_LITERAL = re.compile(r"('(?:[^']|'')*'|\"[^\"]*\")")  # quoted strings and identifiers
+_NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
+
+
+@functools.lru_cache(maxsize=1024)
+def translate(sql: str, named: bool) -> str:
+    """A statement of the store in psycopg's spelling (see the module's docstring)."""
+    if sql.strip().upper() == "BEGIN IMMEDIATE":
+        return "BEGIN ISOLATION LEVEL SERIALIZABLE"
+    parts = _LITERAL.split(sql)
+    for i in range(0, len(parts), 2):  # outside quotes only
+        part = parts[i].replace("%", "%%")
+        part = _NAMED.sub(r"%(\1)s", part) if named else part.replace("?", "%s")
+        parts[i] = part.replace("/*skip-locked*/", "FOR UPDATE SKIP LOCKED")
+    return "".join(parts)
+
+
+def _value(v: Any) -> Any:
+    return int(v) if isinstance(v, bool) else v
+
+
+def _args(args: Any) -> Any:
+    if isinstance(args, Mapping):
+        return {k: _value(v) for k, v in args.items()}
+    return tuple(_value(v) for v in args)
+
+
+# -- rows and errors ----------------------------------------------------------------------------
+
+
+class Row(tuple[Any, ...]):
+    """A result row read by position or by column name, like sqlite3.Row."""
+
+    _index: dict[str, int]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Row]:
+    index = {d.name: i for i, d in enumerate(cursor.description or ())}
+
+    def make(values: Sequence[Any]) -> Row:
+        row = Row(values)
+        row._index = index
+        return row
+
+    return make
+
+
+class _Number(Loader):
+    """NUMERIC (what SUM of integers gives) as int or float: the store's callers do arithmetic
+    with floats and compare with ints, as they get them from SQLite."""
+
+    def load(self, data: Any) -> int | float:
+        text = bytes(data).decode()
+        return float(text) if any(c in text for c in ".eEnN") else int(text)
+
+
+class IntegrityError(sqlite3.IntegrityError):
+    """A constraint refused the write (as sqlite3.IntegrityError for the store's callers)."""
+
+
+class OperationalError(sqlite3.OperationalError):
+    """Any other failure of PostgreSQL (as sqlite3.OperationalError for the store's callers)."""
+
+
+def _translated(exc: psycopg.Error) -> sqlite3.Error:
+    from rooms.store.connection import Retry
+
+    if isinstance(exc, psycopg.errors.SerializationFailure | psycopg.errors.DeadlockDetected):
+        return Retry(str(exc))
+    if isinstance(exc, psycopg.IntegrityError):
+        return IntegrityError(str(exc))
+    return OperationalError(str(exc))
+
+
+class Cursor:
+    """The results of one statement, as the store reads them from sqlite3's cursor."""
+
+    def __init__(self, cursor: psycopg.Cursor[Row]) -> None:
+        self._cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    def fetchone(self) -> Row | None:
+        return self._cursor.fetchone() if self._cursor.description else None
+
+    def fetchall(self) -> list[Row]:
+        return self._cursor.fetchall() if self._cursor.description else []
+
+
+class Connection:
+    """The subset of sqlite3.Connection the store uses, on a psycopg connection in autocommit
+    mode (the store says BEGIN and COMMIT itself, as on SQLite)."""
+
+    def __init__(self, conn: psycopg.Connection[Row]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: Any = ()) -> Cursor:
+        named = isinstance(args, Mapping)
+        try:
+            cursor = self.conn.execute(
+                cast(Any, translate(sql, named)), _args(args) if args else None
+            )
+        except psycopg.Error as exc:
+            raise _translated(exc) from exc
+        return Cursor(cursor)
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> Cursor:
+        cursor = self.conn.cursor()
+        batch = [_args(r) for r in rows]
+        try:
+            cursor.executemany(
+                cast(Any, translate(sql, bool(batch) and isinstance(batch[0], dict))), batch
+            )
+        except psycopg.Error as exc:
+            raise _translated(exc) from exc
+        return Cursor(cursor)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def connect(url: str) -> Connection:
+    conn = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
+    conn.adapters.register_loader("numeric", _Number)
+    return Connection(conn)
+
+
+class PostgresBackend:
+    """One psycopg connection and the one thread that uses it."""
+
+    dialect = "postgresql"
+    begin = "BEGIN IMMEDIATE"  # translated to BEGIN ISOLATION LEVEL SERIALIZABLE
+    begin_plain = "BEGIN"
+
+    def __init__(self, conn: Connection, thread: ThreadPoolExecutor) -> None:
+        self.conn = conn
+        self._thread = thread
+
+    @classmethod
+    async def open(cls, url: str) -> PostgresBackend:
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tribunal-pg")
+        try:
+            conn = await asyncio.get_running_loop().run_in_executor(thread, connect, url)
+        except psycopg.Error as exc:
+            thread.shutdown(wait=False)
+            raise OperationalError(f"cannot connect to {redact(url)}: {exc}") from exc
+        return cls(conn, thread)
+
+    async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        db = cast(sqlite3.Connection, self.conn)  # the sqlite3 subset, see Connection
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, db)
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self._thread, self.conn.close)
+        self._thread.shutdown(wait=True)
