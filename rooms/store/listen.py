@@ -3,8 +3,9 @@
 Triggers (installed at open, idempotently, after the migrations: they are PostgreSQL's only and
 not part of the numbered schema) notify the channel `tribunal` when another process may have
 work for us, and PostgreSQL delivers a notification only once its transaction committed:
-- `task:<id>:<room key>:<lease owner>`: a task was opened, changed status or version, was
-  released by its engine, or got a human message (the owner is '' when nobody holds it);
+- `task:<id>:<room key>:<lease owner>:<lease until>`: a task was opened, changed status or
+  version, was released by its engine, or got a human message (owner and until are '' when
+  nobody holds it);
 - `outbox:<room key>`: a post was enqueued.
 
 `notifications(url)` yields those payloads for as long as it is iterated, on a connection of
@@ -19,6 +20,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 import psycopg
 
@@ -32,16 +34,16 @@ _NOTIFY = [
     LANGUAGE plpgsql AS $$
     BEGIN
         PERFORM pg_notify('{CHANNEL}', 'task:' || NEW.id || ':' || NEW.room || ':'
-            || COALESCE(NEW.lease_owner, ''));
+            || COALESCE(NEW.lease_owner, '') || ':' || COALESCE(NEW.lease_until::text, ''));
         RETURN NULL;
     END $$""",
     f"""CREATE OR REPLACE FUNCTION tribunal_notify_message() RETURNS trigger
     LANGUAGE plpgsql AS $$
     DECLARE t record;
     BEGIN
-        SELECT id, room, lease_owner INTO t FROM tasks WHERE id = NEW.task_id;
+        SELECT id, room, lease_owner, lease_until INTO t FROM tasks WHERE id = NEW.task_id;
         PERFORM pg_notify('{CHANNEL}', 'task:' || t.id || ':' || t.room || ':'
-            || COALESCE(t.lease_owner, ''));
+            || COALESCE(t.lease_owner, '') || ':' || COALESCE(t.lease_until::text, ''));
         RETURN NULL;
     END $$""",
     f"""CREATE OR REPLACE FUNCTION tribunal_notify_outbox() RETURNS trigger
@@ -101,3 +103,36 @@ async def listens(url: str, timeout_s: float = 5.0) -> None:
             async for note in conn.notifies():
                 if note.payload == "ping":
                     return
+
+
+@dataclass(frozen=True)
+class Wake:
+    """One notification, read: what it is about (`kind` "task", "outbox" or RESYNC), and for a
+    task its id and the engine holding its lease ('' for none)."""
+
+    kind: str
+    room: str = ""
+    task_id: int = 0
+    lease_owner: str = ""
+    lease_until: float | None = None
+
+
+def parse(payload: str) -> Wake | None:
+    """A payload of the triggers above (a room key has colons of its own); None: not ours."""
+    if payload == RESYNC:
+        return Wake(RESYNC)
+    kind, _, rest = payload.partition(":")
+    if kind == "outbox" and rest:
+        return Wake("outbox", room=rest)
+    if kind == "task":
+        number, _, rest = rest.partition(":")
+        parts = rest.rsplit(":", 2)  # the room key's own colons stay in it
+        if not number.isdigit() or len(parts) != 3 or not parts[0]:
+            return None
+        room, owner, until = parts
+        try:
+            lease_until = float(until) if until else None
+        except ValueError:
+            return None
+        return Wake("task", room, int(number), owner, lease_until)
+    return None

@@ -3,9 +3,11 @@ functions are written against (connection.py), so the store's logic exists once.
 
 What differs between the two databases is translated here, once per distinct statement (cached):
 - placeholders: `?` and `:name` become psycopg's `%s` and `%(name)s` (a literal `%` is doubled);
-- `BEGIN IMMEDIATE` (SQLite's "take the write lock now") becomes
-  `BEGIN ISOLATION LEVEL SERIALIZABLE`: the same guarantee (transactions behave as if one ran
-  after the other), and a transaction PostgreSQL gives up is run again whole (connection.Retry);
+- the store's transactions (`_transact`, connection.py) are SERIALIZABLE, the guarantee SQLite's
+  one writer gives (transactions behave as if one ran after the other), and one that PostgreSQL
+  gives up is run again whole (connection.Retry); a store function that opens a transaction of
+  its own (`BEGIN IMMEDIATE`: marking a batch of posts sent, writes by id that read nothing)
+  gets READ COMMITTED, and is never given up;
 - `/*skip-locked*/` becomes `FOR UPDATE SKIP LOCKED` (a comment to SQLite, whose one writer
   never waits on a row): a claim passes over rows another process is claiming right now;
 - Python booleans are sent as 0/1 (the columns are INTEGER, as SQLite stores them);
@@ -59,7 +61,7 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 def translate(sql: str, named: bool) -> str:
     """A statement of the store in psycopg's spelling (see the module's docstring)."""
     if sql.strip().upper() == "BEGIN IMMEDIATE":
-        return "BEGIN ISOLATION LEVEL SERIALIZABLE"
+        return "BEGIN"  # a transaction of a store function's own: see the module's docstring
     parts = _LITERAL.split(sql)
     for i in range(0, len(parts), 2):  # outside quotes only
         part = parts[i].replace("%", "%%")
@@ -150,6 +152,19 @@ class Cursor:
         return self._cursor.fetchall() if self._cursor.description else []
 
 
+class _Done:
+    """The cursor of `executemany`: how many rows it changed, no rows to read."""
+
+    def __init__(self, rowcount: int) -> None:
+        self.rowcount = rowcount
+
+    def fetchone(self) -> None:
+        return None
+
+    def fetchall(self) -> list[Row]:
+        return []
+
+
 class Connection:
     """The subset of sqlite3.Connection the store uses, on a psycopg connection in autocommit
     mode (the store says BEGIN and COMMIT itself, as on SQLite)."""
@@ -167,16 +182,14 @@ class Connection:
             raise _translated(exc) from exc
         return Cursor(cursor)
 
-    def executemany(self, sql: str, rows: Iterable[Any]) -> Cursor:
-        cursor = self.conn.cursor()
-        batch = [_args(r) for r in rows]
-        try:
-            cursor.executemany(
-                cast(Any, translate(sql, bool(batch) and isinstance(batch[0], dict))), batch
-            )
-        except psycopg.Error as exc:
-            raise _translated(exc) from exc
-        return Cursor(cursor)
+    def executemany(self, sql: str, rows: Iterable[Any]) -> Cursor | _Done:
+        """One statement per row, in order. Not psycopg's executemany: it pipelines, and a
+        pipeline that a serialization failure aborts reports a PipelineAborted error instead
+        of the failure that must make the transaction run again."""
+        count = 0
+        for row in rows:
+            count += max(self.execute(sql, row).rowcount, 0)
+        return _Done(count)
 
     def close(self) -> None:
         self.conn.close()
@@ -192,7 +205,7 @@ class PostgresBackend:
     """One psycopg connection and the one thread that uses it."""
 
     dialect = "postgresql"
-    begin = "BEGIN IMMEDIATE"  # translated to BEGIN ISOLATION LEVEL SERIALIZABLE
+    begin = "BEGIN ISOLATION LEVEL SERIALIZABLE"
     begin_plain = "BEGIN"
 
     def __init__(self, conn: Connection, thread: ThreadPoolExecutor) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from typing import Any, TypedDict
 
 import aiosqlite
@@ -34,7 +35,7 @@ from rooms.store import history_rows, migrate
 from rooms.store.apply import apply_change
 from rooms.store.connection import SqliteBackend
 from rooms.store.files import make_private
-from rooms.store.listen import install_notify
+from rooms.store.listen import install_notify, notifications
 from rooms.store.migrate import SchemaError
 from rooms.store.outbox import OutboxStore
 from rooms.store.panels import PanelStore
@@ -140,6 +141,11 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
         return store
 
     url: str | None = None  # the PostgreSQL URL (with its password) the listener connects to
+
+    def wakes(self) -> AsyncIterator[str] | None:
+        """The database's wake-up notifications (listen.py), for as long as they are iterated;
+        None for SQLite, which has none (the engine then polls only)."""
+        return notifications(self.url) if self.url is not None else None
 
     async def _migrate(self) -> None:
         dialect, where = self.dialect, self.path
