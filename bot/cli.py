@@ -169,12 +169,19 @@ def _add_image(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_image_command(sub)
 
 
+def _add_migrate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.migrate_command import add_migrate_command  # `tribunal migrate [--check]`
+
+    add_migrate_command(sub)
+
+
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_serve,
     _add_chat,
     _add_replay,
     _add_doctor,
     _add_image,
+    _add_migrate,
 )
 
 

@@ -142,6 +142,28 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
 
     url: str | None = None  # the PostgreSQL URL (with its password) the listener connects to
 
+    @classmethod
+    async def schema_of(cls, target: str) -> int:
+        """The schema version of the database at `target` (0: empty), read without changing
+        it (doctor, `tribunal migrate --check`). StoreError when it cannot be read."""
+        if is_postgres(target):
+            try:
+                backend = await PostgresBackend.open(target)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(str(exc)) from exc
+            try:
+                return await backend.call(lambda db: migrate.version(db, "postgresql"))
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"cannot read {redact(target)}: {exc}") from exc
+            finally:
+                await backend.close()
+        try:
+            async with aiosqlite.connect(f"file:{target}?mode=ro", uri=True) as db:
+                rows = await db.execute_fetchall("PRAGMA user_version")
+                return int(next(iter(rows))[0])
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot read {target}: {exc}") from exc
+
     def wakes(self) -> AsyncIterator[str] | None:
         """The database's wake-up notifications (listen.py), for as long as they are iterated;
         None for SQLite, which has none (the engine then polls only)."""
