@@ -48,8 +48,8 @@ RESTART_FIRST_S = 1.0  # a dead driver's first restart; each further death doubl
 RESTART_MAX_S = 60.0
 SCAN_S = 30.0  # how often open tasks without a driver are looked for
 LEASE_MARGIN_S = 0.05  # a scan for a lease that ends comes this long after its end
-WAKE_STAGGER_S = 0.02  # a woken engine waits this long per task it drives before it claims
-WAKE_STAGGER_MAX_S = 1.0
+WAKE_STAGGER_S = 0.002  # a woken engine waits this long per task it drives before it claims
+WAKE_STAGGER_MAX_S = 0.2
 
 
 class Engine:

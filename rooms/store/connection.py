@@ -26,9 +26,9 @@ T = TypeVar("T")
 
 
 class Retry(sqlite3.OperationalError):
-    """Raised by a backend when its database gave up a transaction to keep transactions
-    serializable (PostgreSQL's serialization failure or deadlock): run the whole function
-    again. SQLite never raises it (BEGIN IMMEDIATE makes writers take turns)."""
+    """Raised by a backend when its database gave up a transaction for a concurrent one
+    (PostgreSQL's serialization failure: both changed one row; or a deadlock): run the whole
+    function again. SQLite never raises it (BEGIN IMMEDIATE makes writers take turns)."""
 
 
 RETRIES = 30  # a transaction that keeps losing to others this often is reported, not looped on
@@ -38,7 +38,8 @@ class Backend(Protocol):
     """One connection, used from one worker thread, one function per round trip."""
 
     dialect: str  # "sqlite" or "postgresql"
-    begin: str  # the statement that opens a write transaction, serializable
+    serial: bool  # one connection for the whole store: calls take turns under the store's lock
+    begin: str  # the statement that opens a write transaction (isolated: see _transact)
     begin_plain: str  # one that sees what others committed before each statement (migrations)
 
     async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T: ...
@@ -50,6 +51,7 @@ class SqliteBackend:
     """aiosqlite's connection: its worker thread runs our functions in order."""
 
     dialect = "sqlite"
+    serial = True
     begin = "BEGIN IMMEDIATE"  # the write lock up front: writers never deadlock, never retry
     begin_plain = "BEGIN IMMEDIATE"
 
@@ -85,20 +87,22 @@ class StoreBase:
         """Run `fn` with the connection on its worker thread (the only thread that may use it),
         as one round trip. Under the lock, so nothing of another coroutine runs in between; the
         worker runs one function at a time, in order, so a function whose caller was cancelled
-        still runs to its end before anything queued after it."""
+        still runs to its end before anything queued after it. A backend of several
+        connections (PostgreSQL) gives each call one to itself, and needs no lock."""
+        if not self._backend.serial:
+            return await self._backend.call(fn)
         async with self._lock:
             return await self._backend.call(fn)
 
-    async def _transact(
-        self, fn: Callable[[sqlite3.Connection], T], *, serializable: bool = True
-    ) -> T:
+    async def _transact(self, fn: Callable[[sqlite3.Connection], T], *, isolated: bool = True) -> T:
         """One write transaction (BEGIN … COMMIT) around `fn`, in one round trip. Any exception
         in `fn` rolls it back and is raised here: all of it is written, or nothing. On
-        PostgreSQL the transaction is SERIALIZABLE (the guarantee SQLite's one writer gives) and
-        runs again, whole, when the database gave it up for a concurrent one (`Retry`).
-        `serializable=False`: each statement sees what others committed before it (a migration
-        that waits for a lock and then reads the schema's version)."""
-        begin = self._backend.begin if serializable else self._backend.begin_plain
+        PostgreSQL the transaction reads one snapshot (REPEATABLE READ) and runs again, whole,
+        when the database gave it up because a concurrent one changed a row it changes too
+        (`Retry`; postgres.py says why that level). `isolated=False`: each statement sees what
+        others committed before it (a migration that waits for a lock, then reads the schema's
+        version)."""
+        begin = self._backend.begin if isolated else self._backend.begin_plain
 
         def transaction(db: sqlite3.Connection) -> T:
             db.execute(begin)  # when BEGIN fails (busy) there is nothing to undo

@@ -3,11 +3,17 @@ functions are written against (connection.py), so the store's logic exists once.
 
 What differs between the two databases is translated here, once per distinct statement (cached):
 - placeholders: `?` and `:name` become psycopg's `%s` and `%(name)s` (a literal `%` is doubled);
-- the store's transactions (`_transact`, connection.py) are SERIALIZABLE, the guarantee SQLite's
-  one writer gives (transactions behave as if one ran after the other), and one that PostgreSQL
-  gives up is run again whole (connection.Retry); a store function that opens a transaction of
-  its own (`BEGIN IMMEDIATE`: marking a batch of posts sent, writes by id that read nothing)
-  gets READ COMMITTED, and is never given up;
+- the store's transactions (`_transact`, connection.py) are REPEATABLE READ: each reads one
+  snapshot, and one that changes a row a concurrent transaction changed is given up by
+  PostgreSQL and run again whole (connection.Retry). Every composite write of a task changes the
+  task's row (the compare-and-swap on its version, the lease, the turn counter) or the turn's,
+  so two of one task behave as if one ran after the other, as under SQLite's one writer. Not
+  SERIALIZABLE: on tables this small its predicate locks cover whole tables, and in the
+  benchmark (tests/bench/bench_fleet.py) a third of the transactions were given up and re-run
+  for writes to other tasks' rows. What snapshot isolation leaves possible: two tasks opened at
+  the same moment in one group may both pass its open-task cap. A store function that opens a
+  transaction of its own (`BEGIN IMMEDIATE`: marking a batch of posts sent, writes by id that
+  read nothing) gets READ COMMITTED and is never given up;
 - `/*skip-locked*/` becomes `FOR UPDATE SKIP LOCKED` (a comment to SQLite, whose one writer
   never waits on a row): a claim passes over rows another process is claiming right now;
 - Python booleans are sent as 0/1 (the columns are INTEGER, as SQLite stores them);
@@ -15,9 +21,10 @@ What differs between the two databases is translated here, once per distinct sta
   serialization failure or deadlock becomes `Retry`;
 - NUMERIC results (SUM of integers) come back as int or float, never Decimal.
 
-The driver is psycopg 3, synchronous, on one worker thread of our own: the store's functions are
-synchronous (they run on aiosqlite's thread for SQLite), and a whole transaction is one hop to
-that thread however many statements it has. An async driver (asyncpg) would need a second, async
+The driver is psycopg 3, synchronous, on worker threads of our own (a few connections, one
+thread each: PostgresBackend): the store's functions are synchronous (they run on aiosqlite's
+thread for SQLite), and a whole transaction is one hop to a thread however many statements it
+has. An async driver (asyncpg) would need a second, async
 copy of every function of the store. LISTEN/NOTIFY, which has no sqlite3 counterpart, uses
 psycopg's async connection (listen.py).
 """
@@ -25,6 +32,7 @@ psycopg's async connection (listen.py).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import re
 import sqlite3
@@ -201,31 +209,68 @@ def connect(url: str) -> Connection:
     return Connection(conn)
 
 
+POOL_SIZE = 4  # connections (and threads) per store: transactions of several tasks at once
+
+
 class PostgresBackend:
-    """One psycopg connection and the one thread that uses it."""
+    """A few psycopg connections, each used by one thread of its own. A call takes a free one;
+    unlike SQLite's one writer, PostgreSQL runs the transactions of several tasks at once."""
 
     dialect = "postgresql"
-    begin = "BEGIN ISOLATION LEVEL SERIALIZABLE"
+    serial = False  # no store-wide lock: each call has a connection to itself
+    begin = "BEGIN ISOLATION LEVEL REPEATABLE READ"  # see the module's docstring
     begin_plain = "BEGIN"
 
-    def __init__(self, conn: Connection, thread: ThreadPoolExecutor) -> None:
-        self.conn = conn
-        self._thread = thread
+    def __init__(self, conns: list[Connection], threads: list[ThreadPoolExecutor]) -> None:
+        self.conns = conns
+        self._threads = threads
+        self._free: asyncio.Queue[int] = asyncio.Queue()
+        for index in range(len(conns)):
+            self._free.put_nowait(index)
+
+    @property
+    def conn(self) -> Connection:
+        return self.conns[0]
 
     @classmethod
-    async def open(cls, url: str) -> PostgresBackend:
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tribunal-pg")
+    async def open(cls, url: str, size: int = POOL_SIZE) -> PostgresBackend:
+        loop = asyncio.get_running_loop()
+        conns: list[Connection] = []
+        threads: list[ThreadPoolExecutor] = []
         try:
-            conn = await asyncio.get_running_loop().run_in_executor(thread, connect, url)
+            for _ in range(size):
+                thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tribunal-pg")
+                threads.append(thread)
+                conns.append(await loop.run_in_executor(thread, connect, url))
         except psycopg.Error as exc:
-            thread.shutdown(wait=False)
+            for conn, thread in zip(conns, threads, strict=False):
+                await loop.run_in_executor(thread, conn.close)
+            for thread in threads:
+                thread.shutdown(wait=False)
             raise OperationalError(f"cannot connect to {redact(url)}: {exc}") from exc
-        return cls(conn, thread)
+        return cls(conns, threads)
 
     async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        db = cast(sqlite3.Connection, self.conn)  # the sqlite3 subset, see Connection
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, db)
+        index = await self._free.get()
+        db = cast(sqlite3.Connection, self.conns[index])  # the sqlite3 subset, see Connection
+        running = asyncio.get_running_loop().run_in_executor(self._threads[index], fn, db)
+        try:
+            return await asyncio.shield(running)
+        except asyncio.CancelledError:
+            # The function runs to its end on its thread: wait for it, so that what the
+            # cancelled caller does next (a finally that records the cancellation) comes after
+            # it, as on SQLite's one worker thread, and its connection is free again.
+            while not running.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait([running])
+            raise
+        finally:
+            self._free.put_nowait(index)
 
     async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self._thread, self.conn.close)
-        self._thread.shutdown(wait=True)
+        loop = asyncio.get_running_loop()
+        for _ in self.conns:  # every call has given its connection back
+            await self._free.get()
+        for conn, thread in zip(self.conns, self._threads, strict=True):
+            await loop.run_in_executor(thread, conn.close)
+            thread.shutdown(wait=True)

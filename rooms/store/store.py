@@ -130,7 +130,7 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
         store = cls(backend, where)
         try:
             await store._migrate()
-            await store._transact(install_notify, serializable=False)
+            await store._transact(install_notify, isolated=False)
         except (sqlite3.DatabaseError, SchemaError) as exc:
             await backend.close()
             raise StoreError(f"cannot use {where} as the Tribunal database: {exc}") from exc
@@ -148,7 +148,7 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
         it (doctor, `tribunal migrate --check`). StoreError when it cannot be read."""
         if is_postgres(target):
             try:
-                backend = await PostgresBackend.open(target)
+                backend = await PostgresBackend.open(target, size=1)
             except sqlite3.DatabaseError as exc:
                 raise StoreError(str(exc)) from exc
             try:
@@ -175,7 +175,7 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
             # Each step in its own transaction, the version read inside it (under the write
             # lock) so that two processes opening a fresh database cannot both apply a step.
             applied = await self._transact(
-                lambda db: migrate.next_step(db, dialect, where), serializable=False
+                lambda db: migrate.next_step(db, dialect, where), isolated=False
             )
             if not applied:
                 return

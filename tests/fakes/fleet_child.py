@@ -20,6 +20,7 @@ import asyncio
 import json
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -60,10 +61,10 @@ class LoggedRunner(ScriptedRunner):
 
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         turn = [spec.env.get("TRIBUNAL_TASK", ""), spec.env.get("TRIBUNAL_TURN", "")]
-        self._write({"start": turn})
+        self._write({"start": turn, "t": time.time()})
         async for event in super().run(spec):
             yield event
-        self._write({"end": turn})
+        self._write({"end": turn, "t": time.time()})
 
 
 class FilePlatform:
