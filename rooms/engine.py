@@ -130,10 +130,11 @@ class Engine:
         for timer in self._restarts.values():
             timer.cancel()
         self._restarts.clear()
-        for loop in (self._scanner, self._listener):
+        loops = [self._scanner, self._listener, *self._watchers]
+        for loop in loops:
             if loop is not None:
                 loop.cancel()
-                await asyncio.gather(loop, return_exceptions=True)
+        await asyncio.gather(*(loop for loop in loops if loop is not None), return_exceptions=True)
         self._scanner = self._listener = None
         drivers = list(self._drivers.values())
         for driver in drivers:

@@ -8,11 +8,15 @@ import time
 
 import pytest
 
-from rooms.base.model import RoomRef
+from rooms.base.model import GroupPolicy, RoomRef
 from rooms.base.records import OutboxDraft
+from rooms.engine import Engine
 from rooms.store import Store
 from rooms.store.listen import RESYNC, Wake, listens, parse
+from tests.fakes.engine_kit import StaticPolicies
+from tests.fakes.platform import RecordingPlatform
 from tests.fakes.postgres import Server
+from tests.fakes.runner import Reply, ScriptedRunner
 
 
 @pytest.mark.parametrize(
@@ -71,3 +75,30 @@ async def test_sqlite_has_no_wakes(tmp_path: object) -> None:
 
 async def test_listen_works_on_the_server(postgres: Server) -> None:
     await listens(postgres.url)
+
+
+async def test_an_engine_is_woken_for_a_task_and_a_post_made_elsewhere(postgres: Server) -> None:
+    """With the scan and the deliverer's poll at 30 s, only a wake-up explains a task opened by
+    another process starting its first turn, and its acknowledgement going out, within 10 s."""
+    url = postgres.fresh_url()
+    store, other = await Store.open(url), await Store.open(url)
+    runner = ScriptedRunner({"owner": [Reply(hang=True)]})
+    platform = RecordingPlatform()
+    policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
+    engine = Engine(store, runner, platform, policies, engine_id="E1")
+    engine.scan_s = 30.0
+    engine.outbox.poll_s = 30.0
+    try:
+        await engine.start()
+        await asyncio.sleep(0.5)  # listening, and the first scan (at its start) found nothing
+        room = RoomRef("test", "C1", "T1")
+        ack = OutboxDraft("ack", room, "opened")
+        await other.open_task(room, "g", "build it", "alice", time.time(), outbox=[ack])
+        await runner.wait_calls(1, timeout=10)
+        async with asyncio.timeout(10):
+            while not [m for m in platform.messages() if m.message.text == "opened"]:
+                await asyncio.sleep(0.05)
+    finally:
+        await engine.stop()
+        await store.close()
+        await other.close()
