@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli import EXIT_CONFIG, main
 from bot.doctor.config import check_database
 from bot.settings import load_settings
 from rooms.store import Store, migrate
@@ -86,3 +86,23 @@ def test_doctor_says_an_unreachable_postgres_fails_without_its_password(
     check = check_database(load_settings(None))
     assert not check.ok
     assert "does not answer" in check.text and "s3cret" not in check.text
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_serve_refuses_to_start_on_a_database_ahead_of_the_code(
+    kind: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    where = database(kind, request, tmp_path)
+    asyncio.run(_at(where, [*MIGRATIONS, ["CREATE TABLE later (x INTEGER)"]], monkeypatch))
+    monkeypatch.setenv("TRIBUNAL_DB", where)
+    monkeypatch.setenv("TRIBUNAL_BACKEND", "local")
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    assert main(["serve"]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert f"schema version {LATEST + 1}, newer than this Tribunal" in err
+    assert "Traceback" not in err and "s3cret" not in err
+    assert asyncio.run(Store.schema_of(where)) == LATEST + 1
