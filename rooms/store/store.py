@@ -1,10 +1,13 @@
-"""The store: SQLite through one long-lived aiosqlite connection (DESIGN §8, integrations §11).
+"""The store: SQLite through one long-lived aiosqlite connection (DESIGN §8, integrations §11),
+or PostgreSQL when TRIBUNAL_DB is a `postgresql://` URL (postgres.py; one copy of the logic for
+both, connection.py).
 
 The store is the source of truth. Every status change is a compare-and-swap on the task's
 version; composite writes are single `BEGIN IMMEDIATE … COMMIT` transactions guarded by an
 asyncio lock, because the one connection is shared by many coroutines and their statements must
-never interleave into another's transaction. Several stores (processes) may share one file: a
-lease on each task decides who drives it, and UNIQUE(task_id, seq) makes every turn run once.
+never interleave into another's transaction (on PostgreSQL each transaction has a connection to
+itself). Several stores (processes) may share one database: a lease on each task decides who
+drives it, and UNIQUE(task_id, seq) makes every turn run once.
 """
 
 from __future__ import annotations
@@ -53,7 +56,6 @@ from rooms.store.rows import (
     to_task,
     to_turn,
 )
-from rooms.store.schema import MIGRATIONS
 from rooms.store.steps import StepStore
 from rooms.store.worktrees import WorktreeStore
 
@@ -171,14 +173,12 @@ class Store(OutboxStore, PanelStore, PruneStore, StepStore, WorktreeStore, Progr
 
     async def _migrate(self) -> None:
         dialect, where = self.dialect, self.path
-        for _ in range(len(MIGRATIONS) + 1):
-            # Each step in its own transaction, the version read inside it (under the write
-            # lock) so that two processes opening a fresh database cannot both apply a step.
-            applied = await self._transact(
-                lambda db: migrate.next_step(db, dialect, where), isolated=False
-            )
-            if not applied:
-                return
+        # Each step in its own transaction, the version read inside it (under the write lock)
+        # so that two processes opening a fresh database cannot both apply a step.
+        while await self._transact(
+            lambda db: migrate.next_step(db, dialect, where), isolated=False
+        ):
+            pass
 
     async def schema_version(self) -> int:
         dialect = self.dialect
