@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +9,7 @@ from hypothesis import HealthCheck, settings
 
 from tests.fakes import postgres as pg_fake
 from tests.fakes.postgres import Server
+from tests.fakes.required import unavailable
 
 # Hypothesis judges a test by its examples, never by the clock: its deadline and its "input
 # generation is slow" health check are timing checks, and on a loaded 2-core machine they fail
@@ -37,9 +37,7 @@ def postgres() -> Iterator[Server]:
     each test takes a fresh schema of it (`Server.fresh_url`). Skipped when PostgreSQL is not
     installed, failed then under TRIBUNAL_REQUIRE_ENGINE=1 (tests/run installs it)."""
     if not pg_fake.available():
-        if os.environ.get("TRIBUNAL_REQUIRE_ENGINE") == "1":
-            pytest.fail("PostgreSQL is not installed (TRIBUNAL_REQUIRE_ENGINE=1: required)")
-        pytest.skip("PostgreSQL is not installed")
+        unavailable("PostgreSQL is not installed (Debian's postgresql; tests/run installs it)")
     with pg_fake.server() as server:
         assert server is not None
         yield server
