@@ -177,8 +177,17 @@ class Connection:
     """The subset of sqlite3.Connection the store uses, on a psycopg connection in autocommit
     mode (the store says BEGIN and COMMIT itself, as on SQLite)."""
 
-    def __init__(self, conn: psycopg.Connection[Row]) -> None:
+    def __init__(self, conn: psycopg.Connection[Row], url: str) -> None:
         self.conn = conn
+        self.url = url
+
+    def reconnect_if_lost(self) -> None:
+        """On the connection's thread, before a call: a connection the server dropped (it
+        restarted, a failover, an idle timeout) is replaced. The call that met the loss failed
+        (a transaction cut short may or may not have committed: it is not run again blindly);
+        the next one gets a fresh connection."""
+        if self.conn.closed or self.conn.broken:
+            self.conn = _open(self.url)
 
     def execute(self, sql: str, args: Any = ()) -> Cursor:
         named = isinstance(args, Mapping)
@@ -203,10 +212,14 @@ class Connection:
         self.conn.close()
 
 
-def connect(url: str) -> Connection:
+def _open(url: str) -> psycopg.Connection[Row]:
     conn = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
     conn.adapters.register_loader("numeric", _Number)
-    return Connection(conn)
+    return conn
+
+
+def connect(url: str) -> Connection:
+    return Connection(_open(url), url)
 
 
 POOL_SIZE = 4  # connections (and threads) per store: transactions of several tasks at once
@@ -252,8 +265,17 @@ class PostgresBackend:
 
     async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         index = await self._free.get()
-        db = cast(sqlite3.Connection, self.conns[index])  # the sqlite3 subset, see Connection
-        running = asyncio.get_running_loop().run_in_executor(self._threads[index], fn, db)
+        conn = self.conns[index]
+        db = cast(sqlite3.Connection, conn)  # the sqlite3 subset, see Connection
+
+        def run() -> T:
+            try:
+                conn.reconnect_if_lost()
+            except psycopg.Error as exc:
+                raise OperationalError(f"cannot reconnect to {redact(conn.url)}: {exc}") from exc
+            return fn(db)
+
+        running = asyncio.get_running_loop().run_in_executor(self._threads[index], run)
         try:
             return await asyncio.shield(running)
         except asyncio.CancelledError:

@@ -6,6 +6,7 @@ portable SQL (rooms/store/postgres.py, rooms/store/migrate.py), table-driven."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import psycopg
@@ -15,6 +16,7 @@ from rooms.store import Store, StoreError, migrate
 from rooms.store.migrate import ddl
 from rooms.store.postgres import redact, translate
 from rooms.store.schema import LATEST, MIGRATIONS
+from tests.fakes.postgres import Server
 from tests.rooms.store_helpers import DATABASES, ROOM, database, new_task
 
 
@@ -151,3 +153,27 @@ async def test_every_migration_step_runs_on_postgres_as_written(postgres: object
 def test_the_password_never_shows() -> None:
     assert redact("postgresql://bot:pa:ss@db:5432/t") == "postgresql://bot:***@db:5432/t"
     assert redact("postgresql://bot@db/t") == "postgresql://bot@db/t"
+
+
+async def test_a_store_reconnects_after_postgres_dropped_its_connections(postgres: Server) -> None:
+    """A server restart or failover drops every session: the call that meets it fails, the
+    next ones work on fresh connections (nothing is retried blindly)."""
+    url = postgres.fresh_url()
+    store = await Store.open(url)
+    try:
+        task = await new_task(store)
+        with psycopg.connect(postgres.url, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE pid != pg_backend_pid() AND datname = 'tribunal'"
+            )
+        failures = 0
+        for _ in range(8):  # every pooled connection meets the loss once, at most
+            try:
+                assert await store.task(task.id) == task
+            except sqlite3.OperationalError:
+                failures += 1
+        assert failures <= 4
+        assert await store.task(task.id) == task
+    finally:
+        await store.close()
