@@ -132,6 +132,10 @@ async def test_an_engine_that_stops_hands_its_tasks_to_the_other(
         await pair.engines[1].start()  # E1 waits on E0's leases
         await pair.engines[0].stop()  # running turns are interrupted, leases released
         async with asyncio.timeout(60):
+            # E1 may have no driver running at this moment: on PostgreSQL its drivers stopped
+            # at E0's leases and the release wakes it (LISTEN/NOTIFY); on SQLite they poll.
+            while await pair.stores[1].open_tasks():
+                await asyncio.sleep(0.05)
             await pair.engines[1].idle()
 
         calls = [c for r in pair.runners for c in r.calls]
