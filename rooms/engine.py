@@ -345,7 +345,8 @@ class Engine:
             elif not self.serves(wake.room):
                 continue
             elif wake.kind == "outbox":
-                self.outbox.wake()
+                if wake.lease_owner == "":  # else its engine delivers it (and woke its own)
+                    self.outbox.wake()
             elif wake.lease_owner not in ("", self.engine_id):
                 if wake.lease_until is not None:
                     self._watch_lease(wake.lease_until)  # its engine may die: look then

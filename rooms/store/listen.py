@@ -6,7 +6,9 @@ work for us, and PostgreSQL delivers a notification only once its transaction co
 - `task:<id>:<room key>:<lease owner>:<lease until>`: a task was opened, changed status or
   version, was released by its engine, or got a human message (owner and until are '' when
   nobody holds it);
-- `outbox:<room key>`: a post was enqueued.
+- `outbox:<lease owner>:<room key>`: a post was enqueued, for a task that engine drives ('':
+  for a task nobody drives, or for no task). The engine that drives a task delivers its posts
+  (it woke its own deliverer), so only a post of nobody's task wakes every deliverer.
 
 `notifications(url)` yields those payloads for as long as it is iterated, on a connection of
 its own (psycopg's async one: LISTEN has no counterpart in the sqlite3 interface the rest of the
@@ -48,8 +50,10 @@ _NOTIFY = [
     END $$""",
     f"""CREATE OR REPLACE FUNCTION tribunal_notify_outbox() RETURNS trigger
     LANGUAGE plpgsql AS $$
+    DECLARE owner text;
     BEGIN
-        PERFORM pg_notify('{CHANNEL}', 'outbox:' || NEW.room);
+        SELECT lease_owner INTO owner FROM tasks WHERE id = NEW.task_id;
+        PERFORM pg_notify('{CHANNEL}', 'outbox:' || COALESCE(owner, '') || ':' || NEW.room);
         RETURN NULL;
     END $$""",
     """CREATE OR REPLACE TRIGGER tribunal_task_opened AFTER INSERT ON tasks
@@ -122,8 +126,9 @@ def parse(payload: str) -> Wake | None:
     if payload == RESYNC:
         return Wake(RESYNC)
     kind, _, rest = payload.partition(":")
-    if kind == "outbox" and rest:
-        return Wake("outbox", room=rest)
+    if kind == "outbox":
+        owner, _, room = rest.partition(":")
+        return Wake("outbox", room=room, lease_owner=owner) if room else None
     if kind == "task":
         number, _, rest = rest.partition(":")
         parts = rest.rsplit(":", 2)  # the room key's own colons stay in it

@@ -23,7 +23,9 @@ from tests.fakes.runner import Reply, ScriptedRunner
     ("payload", "wake"),
     [
         (RESYNC, Wake(RESYNC)),
-        ("outbox:slack:C1:1700.1", Wake("outbox", room="slack:C1:1700.1")),
+        ("outbox::slack:C1:1700.1", Wake("outbox", room="slack:C1:1700.1")),
+        ("outbox:E1:slack:C1:1700.1", Wake("outbox", room="slack:C1:1700.1", lease_owner="E1")),
+        ("outbox:E1", None),
         ("task:7:slack:C1:1700.1::", Wake("task", "slack:C1:1700.1", 7, "", None)),
         ("task:7:test:C1:T1:engine-ab:1234.5", Wake("task", "test:C1:T1", 7, "engine-ab", 1234.5)),
         ("task:x:test:C1:T1::", None),
