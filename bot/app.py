@@ -147,7 +147,8 @@ async def open_app(
     stack is closed after the adapters stop."""
     data = settings.data.resolve()  # absolute, so decision record links work from anywhere
     make_private_folder(data)  # 0700: other local users read no conversation
-    make_private_folder(Path(settings.db_path).parent.resolve(), tighten=False)
+    if settings.db_url is None:
+        make_private_folder(Path(settings.db_path).parent.resolve(), tighten=False)
     async with contextlib.AsyncExitStack() as stack:
         missing: dict[str, Credential] = {}
         if runner is not None:
@@ -159,7 +160,7 @@ async def open_app(
             missing = announce_missing_credentials(settings, out)
         policies = SettingsPolicies(settings)
         router = Router(adapters)  # raises for two adapters of one platform, before any start
-        store = await Store.open(str(settings.db_path))
+        store = await Store.open(settings.database)
         stack.push_async_callback(store.close)
         references = _references(settings)
         if references is not None:

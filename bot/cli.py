@@ -5,7 +5,8 @@ the subparsers and sets `handler` (args → exit status). To add one (e.g. `trib
 write such a function and append it to the tuple.
 
 Exit statuses: 0 done; 1 a check failed (doctor); 2 bad input (usage, a file replay cannot read);
-78 unusable settings (EX_CONFIG), with a message naming the field and never a traceback.
+78 unusable settings (EX_CONFIG), with a message naming the field and never a traceback, or a
+database that cannot be used (unreachable, or of a newer Tribunal: nothing is changed in it).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import bot.platforms  # noqa: F401  (declares the platforms: the settings read t
 from bot.adapter import Adapter
 from bot.settings import Settings, load_settings
 from bot.settings_sections import SettingsError
+from rooms.store import StoreError
 
 EXIT_CONFIG = 78
 EXIT_USAGE = 2
@@ -184,6 +186,12 @@ def _add_stats(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_stats_command(sub)
 
 
+def _add_migrate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from bot.migrate_command import add_migrate_command  # `tribunal migrate [--check]`
+
+    add_migrate_command(sub)
+
+
 SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None], ...] = (
     _add_serve,
     _add_chat,
@@ -191,6 +199,7 @@ SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]
     _add_doctor,
     _add_image,
     _add_stats,
+    _add_migrate,
 )
 
 
@@ -239,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         for line in exc.lines:
             print(f"tribunal: {line}", file=sys.stderr)
+        return EXIT_CONFIG
+    except StoreError as exc:  # the database cannot be used (newer schema, unreachable, …)
+        print(f"tribunal: {exc}", file=sys.stderr)
         return EXIT_CONFIG
 
 

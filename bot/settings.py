@@ -55,6 +55,7 @@ from bot.settings_sections import (
     SettingsError,
     default_instance,
 )
+from rooms.store.postgres import is_postgres
 from rooms.store.retention import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS
 
 
@@ -86,7 +87,9 @@ class Settings(BaseSettings):
     )
 
     data: Path = Path(".tribunal")  # TRIBUNAL_DATA: decision records, runner homes
-    db: Path | None = None  # TRIBUNAL_DB; None: <data>/tribunal.db
+    # TRIBUNAL_DB: a SQLite file, or a postgresql:// URL (several bot processes on one
+    # database, README "Running at scale"); None: <data>/tribunal.db
+    db: str | None = None
     http_port: int | None = Field(None, ge=1, le=65535)  # TRIBUNAL_HTTP_PORT (Slack HTTP mode)
     # auto: docker when the engine answers and has the image, else local (with a warning).
     backend: Literal["auto", "local", "docker"] = "auto"
@@ -149,8 +152,21 @@ class Settings(BaseSettings):
         return groups
 
     @property
+    def db_url(self) -> str | None:
+        """The PostgreSQL URL of TRIBUNAL_DB; None when the store is a SQLite file."""
+        return self.db if self.db is not None and is_postgres(self.db) else None
+
+    @property
     def db_path(self) -> Path:
-        return self.db if self.db is not None else self.data / "tribunal.db"
+        """The SQLite file (when TRIBUNAL_DB is not a PostgreSQL URL)."""
+        if self.db is not None and self.db_url is None:
+            return Path(self.db)
+        return self.data / "tribunal.db"
+
+    @property
+    def database(self) -> str:
+        """What the store opens: the PostgreSQL URL, else the SQLite file."""
+        return self.db_url or str(self.db_path)
 
     @property
     def docker_instance(self) -> str:
@@ -306,7 +322,9 @@ def state_inside_workspaces(settings: Settings) -> list[str]:
     """The data folder and the database must lie outside every workspace: an owner may write
     its workspace, and must not be able to edit the store (nor make every turn look like a
     change to the work, as a database inside the workspace does)."""
-    state = {"data": settings.data.resolve(), "db": settings.db_path.resolve()}
+    state = {"data": settings.data.resolve()}
+    if settings.db_url is None:  # a PostgreSQL database is not a file of this host
+        state["db"] = settings.db_path.resolve()
     problems = []
     for workspace, where in _workspaces(settings):
         for field, path in state.items():

@@ -10,6 +10,13 @@ reset once it ends cleanly), and every `scan_s` the engine looks for open tasks 
 that someone should act on, with no driver here and no live lease anywhere (their engine died),
 and drives them. The same loop prunes the store past the retention (rooms/store/retention.py): once
 at start, then hourly by the engine's clock.
+
+Several engines on one database: a scan that passes over a task leased elsewhere looks again
+when that lease ends (so a killed engine's task is picked up within one lease, not one scan),
+and on PostgreSQL each engine listens to the store's wake-ups (LISTEN/NOTIFY,
+rooms/store/listen.py): a task opened, changed or released elsewhere is driven at once by an
+engine that serves it, a post enqueued elsewhere is delivered at once; the scan and the
+deliverer's poll stay as the safety net.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 
 from rooms.base.machine import UnknownProtocol
 from rooms.base.model import Inbound, RoomRef, Task
@@ -33,12 +40,16 @@ from rooms.core.registry import table_for
 from rooms.core.status import status_text
 from rooms.references.port import NoReferences, ReferencePool
 from rooms.store import Store
+from rooms.store.listen import RESYNC, parse
 from rooms.store.retention import DEFAULT_RETENTION_DAYS, Pruner
 
 log = logging.getLogger(__name__)
 RESTART_FIRST_S = 1.0  # a dead driver's first restart; each further death doubles it
 RESTART_MAX_S = 60.0
 SCAN_S = 30.0  # how often open tasks without a driver are looked for
+LEASE_MARGIN_S = 0.05  # a scan for a lease that ends comes this long after its end
+WAKE_STAGGER_S = 0.002  # a woken engine waits this long per task it drives before it claims
+WAKE_STAGGER_MAX_S = 0.2
 
 
 class Engine:
@@ -88,6 +99,11 @@ class Engine:
         self._failures: dict[int, int] = {}  # consecutive deaths of a task's driver
         self._restarts: dict[int, asyncio.TimerHandle] = {}
         self._scanner: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._rescan = asyncio.Event()  # a wake-up: scan now (_scan_now) or at _lease_ends
+        self._scan_now = False
+        self._watchers: set[asyncio.Task[None]] = set()  # reading a lease's end (_lease_elsewhere)
+        self._lease_ends: float | None = None  # wall time the next foreign lease ends
 
     @property
     def engine_id(self) -> str:
@@ -102,6 +118,10 @@ class Engine:
             if self.serves(task.room):
                 self._spawn(task.id)
         self._scanner = asyncio.create_task(self._scan_forever(), name="tribunal-scan")
+        wakes = self.ctx.store.wakes()
+        if wakes is not None:
+            self._listener = asyncio.create_task(self._listen(wakes), name="tribunal-listen")
+            self.ctx.lease_elsewhere = self._lease_elsewhere
 
     async def stop(self) -> None:
         """Cancel the drivers (a running turn is marked interrupted and runs again on the next
@@ -110,10 +130,12 @@ class Engine:
         for timer in self._restarts.values():
             timer.cancel()
         self._restarts.clear()
-        if self._scanner is not None:
-            self._scanner.cancel()
-            await asyncio.gather(self._scanner, return_exceptions=True)
-            self._scanner = None
+        loops = [self._scanner, self._listener, *self._watchers]
+        for loop in loops:
+            if loop is not None:
+                loop.cancel()
+        await asyncio.gather(*(loop for loop in loops if loop is not None), return_exceptions=True)
+        self._scanner = self._listener = None
         drivers = list(self._drivers.values())
         for driver in drivers:
             driver.cancel()
@@ -286,7 +308,7 @@ class Engine:
                     log.info("pruned past the retention: %s", pruned)
             except Exception:  # like a scan: the next hour tries again
                 log.exception("pruning the store past the retention failed")
-            await asyncio.sleep(self.scan_s)
+            await self._until_next_scan()
             if first:  # once the adapters are surely up; a message that fails now stays as it is
                 first = False
                 try:
@@ -298,11 +320,77 @@ class Engine:
             except Exception:  # a broken database now and then: the next scan tries again
                 log.exception("scanning for tasks without a driver failed")
 
+    async def _until_next_scan(self) -> None:
+        """Sleep `scan_s`, or less: until the first lease held elsewhere that the last scan or
+        a wake-up saw ends, or until a wake-up asks for a scan."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.scan_s
+        while True:
+            wait = deadline - loop.time()
+            if self._lease_ends is not None:
+                wait = min(wait, self._lease_ends - self.ctx.wall() + LEASE_MARGIN_S)
+            if wait <= 0:
+                return
+            self._rescan.clear()
+            try:
+                async with asyncio.timeout(wait):
+                    await self._rescan.wait()
+            except TimeoutError:
+                return
+            if self._scan_now:  # else a lease to watch came: compute the wait again
+                self._scan_now = False
+                return
+
+    def _lease_elsewhere(self, task_id: int) -> None:
+        """A driver here found the task leased by another engine: look again when that lease
+        ends (its engine may die), not before."""
+
+        async def watch() -> None:
+            extras = await self.ctx.store.task_extras(task_id)
+            if extras is not None and extras["lease_until"] is not None:
+                self._watch_lease(extras["lease_until"])
+
+        watcher = asyncio.create_task(watch(), name=f"tribunal-lease-{task_id}")
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
+
+    def _watch_lease(self, until: float) -> None:
+        if self._lease_ends is None or until < self._lease_ends:
+            self._lease_ends = until
+            self._rescan.set()
+
+    async def _listen(self, wakes: AsyncIterator[str]) -> None:
+        """Act on the store's wake-ups (see the module's docstring)."""
+        async for payload in wakes:
+            wake = parse(payload)
+            if wake is None:
+                continue
+            if wake.kind == RESYNC:  # (re)connected: something may have been missed
+                self._scan_now = True
+                self._rescan.set()
+                self.outbox.wake()
+            elif not self.serves(wake.room):
+                continue
+            elif wake.kind == "outbox":
+                if wake.lease_owner == "":  # else its engine delivers it (and woke its own)
+                    self.outbox.wake()
+            elif wake.lease_owner not in ("", self.engine_id):
+                if wake.lease_until is not None:
+                    self._watch_lease(wake.lease_until)  # its engine may die: look then
+            elif wake.task_id not in self._drivers:
+                # Every engine is woken: the less busy ones try first, so the tasks spread
+                # by load across the processes (the lease decides among those that try).
+                busy = sum(1 for d in self._drivers.values() if not d.done())
+                delay = min(busy * WAKE_STAGGER_S, WAKE_STAGGER_MAX_S)
+                asyncio.get_running_loop().call_later(delay, self._spawn, wake.task_id)
+
     async def scan(self) -> list[int]:
         """Drive every open task of our platforms that someone should act on, that no driver
-        here runs (or waits to restart) and whose lease nobody holds; returns their ids."""
+        here runs (or waits to restart) and whose lease nobody holds; returns their ids. The
+        earliest end of the leases held elsewhere is when the next scan comes at the latest."""
         picked = []
         now = self.ctx.wall()
+        self._lease_ends = None
         for task in await self.ctx.store.open_tasks():
             if not self.serves(task.room) or _nobody_acts(task):
                 continue
@@ -313,6 +401,7 @@ class Engine:
                 continue  # gone meanwhile
             until = extras["lease_until"]
             if extras["lease_owner"] is not None and until is not None and until >= now:
+                self._watch_lease(until)
                 continue  # another engine drives it
             picked.append(task.id)
             self._spawn(task.id)

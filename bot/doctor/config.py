@@ -114,6 +114,10 @@ def check_each_platform(settings: Settings) -> Iterator[Check]:
 
 
 def check_database(settings: Settings) -> Check:
+    if settings.db_url is not None:
+        from bot.doctor.database import check_postgres
+
+        return check_postgres(settings.db_url)
     path = settings.db_path
     if not path.exists():
         folder = _existing_parent(path)

@@ -30,6 +30,10 @@ class Ctx:
     # Set by the engine: wake the outbox deliverer after enqueueing; (re)start a task's driver.
     wake_outbox: Callable[[], None] = lambda: None
     spawn: Callable[[int], None] = lambda task_id: None
+    # Set by an engine that is woken by the store (PostgreSQL's LISTEN/NOTIFY): a driver that
+    # finds the task's lease held elsewhere hands the task to it (which looks again when that
+    # lease ends) and stops, instead of polling the lease every `lease_poll_s`.
+    lease_elsewhere: Callable[[int], None] | None = None
     # Why a task's driver was cancelled (shown on the interrupted turn), by task id.
     stop_reasons: dict[int, str] = field(default_factory=dict)
     # Set while a turn of the task runs in this process (rooms.core.turns.run_turn): setting it

@@ -63,6 +63,9 @@ async def drive(ctx: Ctx, task_id: int) -> None:
             return
         if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
             break
+        if ctx.lease_elsewhere is not None:  # the engine watches for its end
+            ctx.lease_elsewhere(task_id)
+            return
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     kept = KeptHistory()
     try:

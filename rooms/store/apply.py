@@ -108,7 +108,7 @@ def _insert_message(db: sqlite3.Connection, c: Change) -> None:
     m = c.message
     # before_seq: the first turn that can see the message is the next one.
     db.execute(
-        "INSERT INTO messages (task_id, user, text, kind, before_seq, event_id, at)"
+        'INSERT INTO messages (task_id, "user", text, kind, before_seq, event_id, at)'
         " SELECT ?, ?, ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ? FROM turns WHERE task_id=?",
         (c.task_id, m.user, m.text, m.kind, m.event_id, c.now, c.task_id),
     )
@@ -131,12 +131,13 @@ def _open_escalation(db: sqlite3.Connection, c: Change) -> None:
     if c.escalation is None:
         return
     e = c.escalation
-    cursor = db.execute(
+    inserted = one(  # RETURNING, not lastrowid: PostgreSQL has no lastrowid
+        db,
         "INSERT INTO escalations (task_id, kind, question, options, reason, created_at)"
-        " VALUES (?,?,?,?,?,?)",
+        " VALUES (?,?,?,?,?,?) RETURNING id",
         (c.task_id, e.kind, e.question, json.dumps(list(e.options)), e.reason, c.now),
     )
-    enqueue(db, e.post(int(cursor.lastrowid or 0)), c.task_id, c.now)
+    enqueue(db, e.post(int(inserted[0])), c.task_id, c.now)
 
 
 @dataclass(frozen=True)

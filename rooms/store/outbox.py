@@ -145,8 +145,8 @@ class OutboxStore(StoreBase):
                 r[0]
                 for r in db.execute(
                     "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
-                    f" WHERE id IN ({','.join('?' * len(due))}) AND status='pending'"
-                    " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?) RETURNING id",
+                    " WHERE id IN (SELECT id FROM outbox"
+                    f" WHERE id IN ({','.join('?' * len(due))}) AND {_FREE}) RETURNING id",
                     (owner, now + lease_s, *(h["id"] for h in due), owner, now),
                 ).fetchall()
             }
@@ -162,8 +162,7 @@ class OutboxStore(StoreBase):
         """Take one pending row for delivery so that two deliverers do not post it both."""
         claimed = await self._write_count(
             "UPDATE outbox SET claimed_by=?, claimed_until=?, attempts = attempts + 1"
-            " WHERE id=? AND status='pending'"
-            " AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?)",
+            f" WHERE id IN (SELECT id FROM outbox WHERE id=? AND {_FREE})",
             (owner, now + lease_s, row_id, owner, now),
         )
         return claimed == 1
@@ -177,10 +176,18 @@ class OutboxStore(StoreBase):
         """Record a failed attempt; the row stays pending until `retry_at` (or is dead)."""
         await self._write_count(
             "UPDATE outbox SET last_error=?, next_try_at=?, claimed_by=NULL,"
-            " claimed_until=NULL, status=CASE WHEN ? THEN 'dead' ELSE status END WHERE id=?",
+            " claimed_until=NULL, status=CASE WHEN ?=1 THEN 'dead' ELSE status END WHERE id=?",
             (error[:2000], retry_at, give_up, row_id),
         )
 
+
+# A pending row no other deliverer holds (or whose claim ended), two placeholders: the owner
+# and now. On PostgreSQL the rows are locked as they are picked (FOR UPDATE SKIP LOCKED, see
+# postgres.py): a row another process is claiming at this moment is passed over, not waited on
+# (and two claims locking rows in other orders cannot deadlock). SQLite's one writer needs none.
+_FREE = (
+    "status='pending' AND (claimed_by IS NULL OR claimed_by=? OR claimed_until < ?) /*skip-locked*/"
+)
 
 _MARK_SENT = (
     "UPDATE outbox SET status='sent', message_id=?, sent_at=?, claimed_by=NULL,"
@@ -210,5 +217,5 @@ def _of_platforms(platforms: frozenset[str] | None) -> tuple[str, tuple[str, ...
         return "", ()
     names = tuple(sorted(platforms))
     if not names:
-        return " AND 0", ()
+        return " AND 1=0", ()
     return f" AND r.platform IN ({','.join('?' * len(names))})", names

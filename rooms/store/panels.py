@@ -18,12 +18,12 @@ class PanelStore(StoreBase):
         """Store a fan-out; its tokens and cost count toward the task's budgets."""
 
         def write(db: sqlite3.Connection) -> int:
-            cursor = db.execute(
+            cursor = db.execute(  # RETURNING, not lastrowid: PostgreSQL has no lastrowid
                 "INSERT INTO panels (task_id, turn_id, seed, deadline_s, wall_s, at)"
-                " VALUES (?,?,?,?,?,?)",
+                " VALUES (?,?,?,?,?,?) RETURNING id",
                 (task_id, turn_id, panel.seed, deadline_s, panel.wall_s, now),
             )
-            panel_id = int(cursor.lastrowid or 0)
+            panel_id = int(cursor.fetchone()[0])
             db.executemany(
                 'INSERT INTO "references" (panel_id, position, label, name, model, text,'
                 " verdict, error, input_tokens, output_tokens, cost_usd, latency_s)"

@@ -14,13 +14,13 @@ from rooms.store.retention import EVENT_MIN_KEEP_S, PRUNE_BATCH, Pruned
 # SQLite never hands its id to a new row: platforms may deduplicate posts by outbox id.
 _OLD_TASKS = "SELECT id FROM tasks WHERE status='closed' AND closed_at < :cutoff"
 _PRUNE_EVENTS = (
-    "DELETE FROM events WHERE rowid IN"
-    " (SELECT rowid FROM events WHERE at < :event_cutoff LIMIT :batch)"
+    "DELETE FROM events WHERE event_id IN"
+    " (SELECT event_id FROM events WHERE at < :event_cutoff LIMIT :batch)"
 )
 _PRUNE_OUTBOX = (
     "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox"
     " WHERE status IN ('sent','dead')"
-    " AND MAX(created_at, next_try_at, COALESCE(sent_at, 0)) < :cutoff"
+    " AND created_at < :cutoff AND next_try_at < :cutoff AND COALESCE(sent_at, 0) < :cutoff"
     f" AND (task_id IS NULL OR task_id IN ({_OLD_TASKS}))"
     " AND id < (SELECT MAX(id) FROM outbox) LIMIT :batch)"
 )

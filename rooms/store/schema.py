@@ -1,4 +1,5 @@
-"""The SQLite schema of the store (DESIGN §8) as an ordered list of migrations.
+"""The schema of the store (DESIGN §8) as an ordered list of migrations, in portable SQL with
+SQLite's type names: migrate.py applies them, translated for PostgreSQL.
 
 `PRAGMA user_version` holds the number of steps applied; opening a store applies the missing ones,
 each in its own transaction, with foreign keys off (a step may rebuild a table, SQLite's way of

@@ -43,11 +43,12 @@ class StepStore(StoreBase):
 
         def insert(db: sqlite3.Connection) -> tuple[Turn, list[Message], int]:
             guarded = db.execute(
-                "UPDATE tasks SET turns = turns + 1, lease_until = MAX(lease_until, ?)"
+                "UPDATE tasks SET turns = turns + 1,"
+                " lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END"
                 " WHERE id=? AND version=? AND lease_owner=? AND lease_until >= ?"
                 + summon_guard
                 + " RETURNING rounds",
-                (wall + lease_s, task.id, task.version, owner, wall),
+                (wall + lease_s, wall + lease_s, task.id, task.version, owner, wall),
             ).fetchone()
             if guarded is None:
                 raise Abort

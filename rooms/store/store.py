@@ -1,10 +1,13 @@
-"""The store: SQLite through one long-lived aiosqlite connection (DESIGN §8, integrations §11).
+"""The store: SQLite through one long-lived aiosqlite connection (DESIGN §8, integrations §11),
+or PostgreSQL when TRIBUNAL_DB is a `postgresql://` URL (postgres.py; one copy of the logic for
+both, connection.py).
 
 The store is the source of truth. Every status change is a compare-and-swap on the task's
 version; composite writes are single `BEGIN IMMEDIATE … COMMIT` transactions guarded by an
 asyncio lock, because the one connection is shared by many coroutines and their statements must
-never interleave into another's transaction. Several stores (processes) may share one file: a
-lease on each task decides who drives it, and UNIQUE(task_id, seq) makes every turn run once.
+never interleave into another's transaction (on PostgreSQL each transaction has a connection to
+itself). Several stores (processes) may share one database: a lease on each task decides who
+drives it, and UNIQUE(task_id, seq) makes every turn run once.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from typing import Any, TypedDict
 
 import aiosqlite
@@ -30,14 +34,18 @@ from rooms.base.records import (
     VerdictRow,
 )
 from rooms.judge.history import History
-from rooms.store import history_rows
+from rooms.store import history_rows, migrate
 from rooms.store.apply import apply_change
+from rooms.store.connection import SqliteBackend
 from rooms.store.dashboard_auth import DashboardAuthStore
 from rooms.store.dashboard_reads import DashboardCounts, DashboardReads
 from rooms.store.files import make_private
+from rooms.store.listen import install_notify, notifications
+from rooms.store.migrate import SchemaError
 from rooms.store.outbox import OutboxStore
 from rooms.store.outcomes import OutcomeStore
 from rooms.store.panels import PanelStore
+from rooms.store.postgres import PostgresBackend, is_postgres, redact
 from rooms.store.progress_rows import ProgressStore
 from rooms.store.prune import PruneStore
 from rooms.store.rows import (
@@ -51,7 +59,6 @@ from rooms.store.rows import (
     to_task,
     to_turn,
 )
-from rooms.store.schema import MIGRATIONS
 from rooms.store.steps import StepStore
 from rooms.store.worktrees import WorktreeStore
 
@@ -83,7 +90,8 @@ class TaskExtras(TypedDict):
 
 
 class StoreError(RuntimeError):
-    """The database cannot be used: not a SQLite file, or written by a newer Tribunal."""
+    """The database cannot be used: not a SQLite file, not reachable, or written by a newer
+    Tribunal."""
 
 
 class Store(
@@ -102,6 +110,10 @@ class Store(
 
     @classmethod
     async def open(cls, path: str) -> Store:
+        """The store at `path`: a SQLite file, or a `postgresql://` URL (TRIBUNAL_DB). Applies
+        the missing migrations; StoreError when the database cannot be used."""
+        if is_postgres(path):
+            return await cls._open_postgres(path)
         make_private(path)  # 0600, and so are the -wal and -shm files SQLite makes beside it
         db = await aiosqlite.connect(path, isolation_level=None)  # autocommit; we BEGIN ourselves
         try:
@@ -110,48 +122,81 @@ class Store(
             await _switch_to_wal(db)
             # Foreign keys are switched on once the schema is up to date (see schema.py).
             await db.execute("PRAGMA synchronous=NORMAL")
-            store = cls(db, path)
+            store = cls(SqliteBackend(db), path)
             await store._migrate()
             await db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.DatabaseError as exc:
             await db.close()
             raise StoreError(f"cannot use {path} as the Tribunal database: {exc}") from exc
+        except SchemaError as exc:
+            await db.close()
+            raise StoreError(str(exc)) from exc
         except BaseException:
             await db.close()
             raise
         return store
 
-    async def _migrate(self) -> None:
-        def next_step(db: sqlite3.Connection) -> bool:
-            """Apply the next missing step; False when there is none."""
-            # Read the version inside the write lock so two processes opening a fresh file
-            # at once cannot both apply the same step.
-            version = int(one(db, "PRAGMA user_version")[0])
-            if version > len(MIGRATIONS):
-                raise StoreError(
-                    f"{self.path} has schema version {version}, newer than this Tribunal"
-                    f" ({len(MIGRATIONS)}): upgrade Tribunal, do not downgrade the database"
-                )
-            if version == len(MIGRATIONS):
-                return False
-            for sql in MIGRATIONS[version]:
-                db.execute(sql)
-            broken = db.execute("PRAGMA foreign_key_check").fetchall()
-            if broken:
-                raise StoreError(
-                    f"{self.path}: migration {version + 1} left dangling references: "
-                    f"{[tuple(r) for r in broken][:5]}"
-                )
-            db.execute(f"PRAGMA user_version={version + 1}")
-            return True
+    @classmethod
+    async def _open_postgres(cls, url: str) -> Store:
+        where = redact(url)
+        try:
+            backend = await PostgresBackend.open(url)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot use {where} as the Tribunal database: {exc}") from exc
+        store = cls(backend, where)
+        try:
+            await store._migrate()
+            await store._transact(install_notify, isolated=False)
+        except (sqlite3.DatabaseError, SchemaError) as exc:
+            await backend.close()
+            raise StoreError(f"cannot use {where} as the Tribunal database: {exc}") from exc
+        except BaseException:
+            await backend.close()
+            raise
+        store.url = url
+        return store
 
-        for _ in MIGRATIONS:
-            if not await self._transact(next_step):
-                return
+    url: str | None = None  # the PostgreSQL URL (with its password) the listener connects to
+
+    @classmethod
+    async def schema_of(cls, target: str) -> int:
+        """The schema version of the database at `target` (0: empty), read without changing
+        it (doctor, `tribunal migrate --check`). StoreError when it cannot be read."""
+        if is_postgres(target):
+            try:
+                backend = await PostgresBackend.open(target, size=1)
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(str(exc)) from exc
+            try:
+                return await backend.call(lambda db: migrate.version(db, "postgresql"))
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"cannot read {redact(target)}: {exc}") from exc
+            finally:
+                await backend.close()
+        try:
+            async with aiosqlite.connect(f"file:{target}?mode=ro", uri=True) as db:
+                rows = await db.execute_fetchall("PRAGMA user_version")
+                return int(next(iter(rows))[0])
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot read {target}: {exc}") from exc
+
+    def wakes(self) -> AsyncIterator[str] | None:
+        """The database's wake-up notifications (listen.py), for as long as they are iterated;
+        None for SQLite, which has none (the engine then polls only)."""
+        return notifications(self.url) if self.url is not None else None
+
+    async def _migrate(self) -> None:
+        dialect, where = self.dialect, self.path
+        # Each step in its own transaction, the version read inside it (under the write lock)
+        # so that two processes opening a fresh database cannot both apply a step.
+        while await self._transact(
+            lambda db: migrate.next_step(db, dialect, where), isolated=False
+        ):
+            pass
 
     async def schema_version(self) -> int:
-        rows = await self._rows("PRAGMA user_version")
-        return int(rows[0][0])
+        dialect = self.dialect
+        return await self._read(lambda db: migrate.version(db, dialect))
 
     # -- events (inbound de-duplication) -------------------------------------------------------
 
@@ -188,7 +233,8 @@ class Store(
                 raise Abort
             if caps is not None:
                 channel_open, theirs = db.execute(
-                    "SELECT COUNT(*), COALESCE(SUM(opened_by = ?), 0) FROM tasks"
+                    "SELECT COUNT(*), COALESCE(SUM(CASE WHEN opened_by = ? THEN 1 ELSE 0 END), 0)"
+                    " FROM tasks"
                     " WHERE group_name = ? AND status != 'closed'",
                     (user, group),
                 ).fetchone()

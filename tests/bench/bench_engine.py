@@ -12,6 +12,7 @@ store file opened the same way (WAL, synchronous=NORMAL), issued as concurrently
 the SQL statements per turn the store ran (counted by a trace callback on aiosqlite's underlying
 sqlite3 connection; BEGIN and COMMIT count) and the round trips per turn to aiosqlite's worker
 thread (calls queued on it: a statement each, or a whole transaction run there at once).
+The same run on PostgreSQL, and several engine processes: tests/bench/bench_fleet.py.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from rooms.base.open_caps import OpenCaps
 from rooms.core.kept_history import KeptHistory
 from rooms.engine import Engine
 from rooms.store import Store
+from rooms.store.connection import SqliteBackend
+from rooms.store.postgres import PostgresBackend
 from runners.protocol import RunEvent, RunSpec
 from tests.fakes.platform import RecordingPlatform
 
@@ -116,22 +119,36 @@ class StatementCounter:
     def __call__(self, statement: str) -> None:
         self.count += 1
 
+    def _traced(self, execute: Any) -> Any:
+        def traced(sql: str, args: Any = ()) -> Any:
+            self(sql)
+            return execute(sql, args)
+
+        return traced
+
     async def attach(self, store: Store) -> None:
-        conn = store._db  # the store's one aiosqlite connection
-        await conn._execute(conn._conn.set_trace_callback, self)
-        queue = conn._execute
+        backend = store._backend  # the store's one connection and its worker thread
+        if isinstance(backend, SqliteBackend):
+            conn = backend.db
+            await conn._execute(conn._conn.set_trace_callback, self)
+        else:  # PostgreSQL (rooms/store/postgres.py): count at its sqlite3-like execute
+            assert isinstance(backend, PostgresBackend)
+            for pg in backend.conns:
+                pg.execute = self._traced(pg.execute)  # type: ignore[method-assign]
+        call = backend.call
 
-        async def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        async def counted(fn: Any) -> Any:
             self.round_trips += 1
-            return await queue(fn, *args, **kwargs)
+            return await call(fn)
 
-        conn._execute = counted  # type: ignore[method-assign]
+        backend.call = counted  # type: ignore[method-assign]
 
 
 async def run_engine(
-    db: Path, rooms: int, rounds: int, *, answer_bytes: int = 0, tag: str = ""
+    db: Path | str, rooms: int, rounds: int, *, answer_bytes: int = 0, tag: str = ""
 ) -> tuple[float, int, list[float], StatementCounter]:
-    """`tag` names the rooms and events apart from an earlier run on the same file."""
+    """`db`: a SQLite file, or a PostgreSQL URL (tests/bench/bench_fleet.py). `tag` names the
+    rooms and events apart from an earlier run on the same file."""
     store = await Store.open(str(db))
     counter = StatementCounter()
     await counter.attach(store)

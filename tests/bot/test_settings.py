@@ -27,6 +27,25 @@ def write(path: Path, text: str) -> Path:
 # -- layering -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("db", "url", "path"),
+    [
+        (None, None, ".tribunal/tribunal.db"),
+        ("/srv/t.db", None, "/srv/t.db"),
+        ("postgresql://bot:pw@db:5432/tribunal", "postgresql://bot:pw@db:5432/tribunal", None),
+        ("postgres://bot@/tribunal?host=/run/pg", "postgres://bot@/tribunal?host=/run/pg", None),
+    ],
+)
+def test_the_database_is_a_file_or_a_postgres_url(
+    db: str | None, url: str | None, path: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if db is not None:
+        monkeypatch.setenv("TRIBUNAL_DB", db)
+    s = load_settings(env_file=None)
+    assert s.db_url == url  # a URL stays whole (a Path would fold its "//")
+    assert s.database == (url or path)
+
+
 def test_defaults_without_any_source() -> None:
     s = load_settings(env_file=None)
     assert s.data == Path(".tribunal")

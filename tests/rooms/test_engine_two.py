@@ -1,5 +1,5 @@
-"""Two engines (two Store connections) on one database file, started on the same open tasks:
-the leases make every turn run exactly once and every message post once."""
+"""Two engines (two stores) on one database, a SQLite file or PostgreSQL, started on the same
+open tasks: the leases make every turn run exactly once and every message post once."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from rooms.base.model import GroupPolicy, Inbound, RoomRef
 from rooms.base.records import OutboxDraft
 from rooms.engine import Engine
@@ -19,6 +21,7 @@ from runners.protocol import RunSpec
 from tests.fakes.engine_kit import StaticPolicies
 from tests.fakes.platform import RecordingPlatform
 from tests.fakes.runner import Reply, ScriptedRunner
+from tests.rooms.store_helpers import DATABASES, database
 
 TASKS = 6
 
@@ -88,8 +91,11 @@ async def two_engines(path: str, lease_s: float) -> AsyncIterator[Pair]:
             await s.close()
 
 
-async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_two_engines_run_every_turn_exactly_once(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    path = database(kind, request, tmp_path)
     await _open_tasks(path)
 
     async with two_engines(path, LONG_LEASE_S) as pair:
@@ -114,8 +120,11 @@ async def test_two_engines_run_every_turn_exactly_once(tmp_path: Path) -> None:
         assert all(r.status == "sent" for r in rows)
 
 
-async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_an_engine_that_stops_hands_its_tasks_to_the_other(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    path = database(kind, request, tmp_path)
     await _open_tasks(path)
     async with two_engines(path, SHORT_LEASE_S) as pair:
         await pair.engines[0].start()
@@ -123,6 +132,10 @@ async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path)
         await pair.engines[1].start()  # E1 waits on E0's leases
         await pair.engines[0].stop()  # running turns are interrupted, leases released
         async with asyncio.timeout(60):
+            # E1 may have no driver running at this moment: on PostgreSQL its drivers stopped
+            # at E0's leases and the release wakes it (LISTEN/NOTIFY); on SQLite they poll.
+            while await pair.stores[1].open_tasks():
+                await asyncio.sleep(0.05)
             await pair.engines[1].idle()
 
         calls = [c for r in pair.runners for c in r.calls]
@@ -144,8 +157,11 @@ async def test_an_engine_that_stops_hands_its_tasks_to_the_other(tmp_path: Path)
         assert any(t.status == "interrupted" for t in everything)
 
 
-async def test_one_event_handed_to_both_engines_opens_one_task(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_one_event_handed_to_both_engines_opens_one_task(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    path = database(kind, request, tmp_path)
     policies = StaticPolicies(GroupPolicy(name="g", approvers=frozenset({"boss"})))
     stores = [await Store.open(path), await Store.open(path)]
     runner = ScriptedRunner({"owner": [Reply(hang=True)]})
@@ -176,12 +192,13 @@ class AnyPlatformPolicies:
         return GroupPolicy(name="g", approvers=frozenset({"boss"}))
 
 
+@pytest.mark.parametrize("kind", DATABASES)
 async def test_engines_of_two_platforms_each_drive_and_deliver_only_their_own(
-    tmp_path: Path,
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """A Slack process and a console process on one database: neither runs the other's turns,
     posts the other's messages, or even tries (no failed attempt is recorded on a row)."""
-    path = str(tmp_path / "shared.db")
+    path = database(kind, request, tmp_path)
     setup = await Store.open(path)
     for platform in ("slack", "console"):
         for n in range(3):

@@ -24,7 +24,7 @@ from rooms.base.records import (
 )
 from rooms.store import Store, StoreError
 from rooms.store.schema import LATEST
-from tests.rooms.store_helpers import NOW, ROOM, new_task, note, store
+from tests.rooms.store_helpers import DATABASES, NOW, ROOM, database, new_task, note, store
 
 __all__ = ["store"]  # the fixture, imported for pytest
 
@@ -139,8 +139,11 @@ async def test_a_stale_version_loses_and_changes_nothing(store: Store) -> None:
     assert await snapshot(store, task.id) == before
 
 
-async def test_concurrent_compare_and_swap_has_exactly_one_winner(tmp_path: Path) -> None:
-    path = str(tmp_path / "cas.db")
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_concurrent_compare_and_swap_has_exactly_one_winner(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    path = database(kind, request, tmp_path)
     a, b = await Store.open(path), await Store.open(path)
     task = await new_task(a)
     changes = [

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rooms.base.model import Card
 from rooms.base.records import Change, MessageDraft, OutboxDraft
 from rooms.store import Store
-from tests.rooms.store_helpers import NOW, ROOM, new_task, note, store
+from tests.rooms.store_helpers import DATABASES, NOW, ROOM, database, new_task, note, store
 
 __all__ = ["store"]  # the fixture, imported for pytest
 
@@ -76,8 +78,11 @@ async def test_a_failed_delivery_stays_pending_until_its_retry_time(store: Store
 # -- leases ----------------------------------------------------------------------------------------
 
 
-async def test_leases_claim_renew_expire_release(tmp_path: Path) -> None:
-    path = str(tmp_path / "lease.db")
+@pytest.mark.parametrize("kind", DATABASES)
+async def test_leases_claim_renew_expire_release(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    path = database(kind, request, tmp_path)
     a, b = await Store.open(path), await Store.open(path)
     task = await new_task(a)
     assert await a.claim(task.id, "A", NOW, 10)
