@@ -36,7 +36,7 @@ import contextlib
 import functools
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
@@ -70,9 +70,10 @@ def translate(sql: str, named: bool) -> str:
     """A statement of the store in psycopg's spelling (see the module's docstring)."""
     if sql.strip().upper() == "BEGIN IMMEDIATE":
         return "BEGIN"  # a transaction of a store function's own: see the module's docstring
-    parts = _LITERAL.split(sql)
+    # psycopg reads every `%` as a placeholder's start, inside quotes too ('sent back: %').
+    parts = _LITERAL.split(sql.replace("%", "%%"))
     for i in range(0, len(parts), 2):  # outside quotes only
-        part = parts[i].replace("%", "%%")
+        part = parts[i]
         part = _NAMED.sub(r"%(\1)s", part) if named else part.replace("?", "%s")
         parts[i] = part.replace("/*skip-locked*/", "FOR UPDATE SKIP LOCKED")
     return "".join(parts)
@@ -158,6 +159,10 @@ class Cursor:
 
     def fetchall(self) -> list[Row]:
         return self._cursor.fetchall() if self._cursor.description else []
+
+    def __iter__(self) -> Iterator[Row]:
+        """`for row in db.execute(...)`, as on a sqlite3 cursor (the dashboard's reads do so)."""
+        return iter(self.fetchall())
 
 
 class _Done:

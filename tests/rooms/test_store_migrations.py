@@ -89,9 +89,12 @@ async def test_an_unreachable_postgres_is_a_clear_error_without_the_password(
         ("SELECT * FROM t WHERE a=? AND b=?", False, "SELECT * FROM t WHERE a=%s AND b=%s"),
         ("DELETE FROM t WHERE at < :cutoff LIMIT :batch", True,
          "DELETE FROM t WHERE at < %(cutoff)s LIMIT %(batch)s"),
-        # quotes are left alone, a literal % is doubled outside them
+        # quotes are left alone, and a literal % is doubled inside and outside them (psycopg
+        # reads every % as a placeholder: the dashboard's LIKE 'sent back: %' failed)
         ("SELECT '?', \"a?\" , 5 % 2 FROM t WHERE x=?", False,
          "SELECT '?', \"a?\" , 5 %% 2 FROM t WHERE x=%s"),
+        ("SELECT 1 WHERE e LIKE 'sent back: %' AND a=?", False,
+         "SELECT 1 WHERE e LIKE 'sent back: %%' AND a=%s"),
         ("SELECT 'it''s ?' WHERE x=?", False, "SELECT 'it''s ?' WHERE x=%s"),
         ("BEGIN IMMEDIATE", False, "BEGIN"),
         ("SELECT id FROM outbox WHERE id=? /*skip-locked*/", False,
