@@ -20,7 +20,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from pydantic import (
@@ -124,6 +124,12 @@ class Settings(BaseSettings):
         # The TOML file is read only because it is returned here (integrations.md §12).
         toml = TribunalTomlSource(settings_cls)
         return (init_settings, env_settings, dotenv_settings, toml, file_secret_settings)
+
+    @field_validator("db", mode="before")
+    @classmethod
+    def _a_path_is_a_file(cls, value: object) -> object:
+        # A pathlib.Path (settings built in code, as before the field took URLs) is a SQLite file.
+        return str(value) if isinstance(value, PurePath) else value
 
     @field_validator("retention_days", mode="before")
     @classmethod

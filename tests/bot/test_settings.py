@@ -46,6 +46,12 @@ def test_the_database_is_a_file_or_a_postgres_url(
     assert s.database == (url or path)
 
 
+def test_a_path_given_in_code_is_a_sqlite_file() -> None:
+    # Settings built in code (the dashboard's tests did) pass a Path, as before the field took URLs.
+    s = load_settings(env_file=None, db=Path("/srv/t.db"))
+    assert (s.db_url, s.database) == (None, "/srv/t.db")
+
+
 def test_defaults_without_any_source() -> None:
     s = load_settings(env_file=None)
     assert s.data == Path(".tribunal")
