@@ -29,7 +29,7 @@ from rooms.judge import no_progress
 from rooms.judge.detectors import check, remembers_proceed
 from rooms.judge.finding_ledger import Ledger
 from rooms.judge.steps import Step, bounded, since_reset
-from rooms.judge.transcript import MAX_TRANSCRIPT_BYTES, Transcript, TranscriptError
+from rooms.judge.transcript import Transcript, TranscriptError, read_bounded
 from rooms.judge.turn_objects import ReviewerTurn, read_turn
 from rooms.judge.verdicts import parse_ruling
 
@@ -64,13 +64,7 @@ class JudgmentFile(BaseModel):
 
 def load_judgments(path: str) -> dict[int, str]:
     """Recorded judgments, `{"judgments": [{"turn": 7, "answer": "…"}]}`, by turn index."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_TRANSCRIPT_BYTES + 1)
-    except OSError as exc:
-        raise TranscriptError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_TRANSCRIPT_BYTES:
-        raise TranscriptError(f"{path}: larger than {MAX_TRANSCRIPT_BYTES >> 20} MiB")
+    raw = read_bounded(path)
     try:
         parsed = JudgmentFile.model_validate_json(raw)
     except ValidationError as exc:

@@ -46,8 +46,9 @@ class Transcript(BaseModel):
     turns: list[TranscriptTurn]
 
 
-def load_transcript(path: str) -> Transcript:
-    """Read and check a transcript file."""
+def read_bounded(path: str) -> bytes:
+    """A replay input file's bytes (a transcript, recorded judgments), refused with a clear
+    error when it cannot be read or is larger than MAX_TRANSCRIPT_BYTES."""
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_TRANSCRIPT_BYTES + 1)
@@ -55,6 +56,12 @@ def load_transcript(path: str) -> Transcript:
         raise TranscriptError(f"{path}: cannot read the file: {exc.strerror or exc}") from None
     if len(raw) > MAX_TRANSCRIPT_BYTES:
         raise TranscriptError(f"{path}: larger than {MAX_TRANSCRIPT_BYTES >> 20} MiB")
+    return raw
+
+
+def load_transcript(path: str) -> Transcript:
+    """Read and check a transcript file."""
+    raw = read_bounded(path)
     try:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
