@@ -23,6 +23,7 @@ from bot.dashboard.metrics import model_of
 from bot.dashboard.sessions import csrf_token
 from bot.dashboard.timeline import diffstat, record_text, timeline
 from rooms.base.model import RoomRef
+from rooms.core.ledger import ledger_summary, percent, seconds
 from rooms.store.dashboard_reads import DAY_S, PAGE, TaskFilter, TaskLine
 
 SPEND_DAYS = 30
@@ -234,7 +235,9 @@ async def judgment_page(request: web.Request) -> web.Response:
     dash = request.app[srv.DASHBOARD]
     session = srv.session_of(request)
     groups = access.visible_groups(session, dash.app.policies)
-    seen = await dash.store.judgment(dash.now() - SPEND_DAYS * DAY_S, groups)
+    since = dash.now() - SPEND_DAYS * DAY_S
+    seen = await dash.store.judgment(since, groups)
+    ledger = await ledger_summary(dash.store, since=since, among=groups)
     detectors = sorted({d for c in seen.firings_by_day.values() for d in c})
     verdicts = sorted({v for c in seen.rulings_by_day.values() for v in c})
     totals: Counter[str] = Counter()
@@ -249,6 +252,9 @@ async def judgment_page(request: web.Request) -> web.Response:
             detectors=detectors,
             verdicts=verdicts,
             ruling_totals=totals,
+            ledger=[*ledger.groups, ledger.overall] if ledger.overall.rulings else [],
+            percent=percent,
+            seconds=seconds,
             days=sorted(set(seen.firings_by_day) | set(seen.rulings_by_day)),
         ),
     )

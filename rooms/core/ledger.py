@@ -99,10 +99,21 @@ def tally(group: str, rows: Iterable[Outcome], judge: tuple[int, float] = (0, 0.
 _RESULTS = (PENDING, BORNE_OUT, NOT_BORNE_OUT, UPHELD, OVERRIDDEN, UNANSWERED)
 
 
-async def ledger_summary(store: Store, *, group: str | None = None, since: float = 0.0) -> Ledger:
-    """The ledger per group and overall (one group's only, with `group`), from `since` on."""
+async def ledger_summary(
+    store: Store,
+    *,
+    group: str | None = None,
+    since: float = 0.0,
+    among: frozenset[str] | None = None,
+) -> Ledger:
+    """The ledger per group and overall (one group's only, with `group`), from `since` on.
+    `among` keeps only those groups (the dashboard shows a person the groups they may see; the
+    overall row is then theirs too)."""
     rows = await store.outcomes(group=group, since=since)
     judged = await store.judge_costs(group=group, since=since)
+    if among is not None:
+        rows = [o for o in rows if o.group in among]
+        judged = {name: cost for name, cost in judged.items() if name in among}
     names = sorted({o.group for o in rows} | set(judged))
     groups = [
         tally(name, (o for o in rows if o.group == name), judged.get(name, (0, 0.0)))

@@ -140,6 +140,9 @@ async def test_an_escalation_answered_in_the_peoples_own_words_is_overridden(
         assert row.answer == "neither: parse it with a state machine"
         ledger = await ledger_summary(kit.store, group="g")
         assert ledger.overall.override_rate == 1.0 and ledger.groups[0].group == "g"
+        # A person who may see other groups only (the dashboard) sees none of it, overall too.
+        hidden = await ledger_summary(kit.store, among=frozenset({"other"}))
+        assert (hidden.groups, hidden.overall.rulings) == ([], 0)
 
 
 async def test_a_rejected_escalation_is_overridden(tmp_path: Path) -> None:

@@ -148,3 +148,7 @@ async def test_costs_and_judgment_show_what_the_store_has(tmp_path: Path) -> Non
         assert "ESCALATE" in judgment and "blocked" in judgment
         assert "rulings sent back" in judgment and "swap-check disagreements" in judgment
         assert "open" in judgment  # the arbiter's question, not answered yet
+        # The outcome ledger (tribunal stats' table): the escalated ruling, still pending.
+        assert "How the rulings turned out" in judgment
+        ledger = judgment.split("How the rulings turned out", 1)[1].split("</table>", 1)[0]
+        assert "<td>(all groups)</td><td>1</td><td>1</td>" in ledger, ledger
