@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from rooms.base.words import ARBITER
+from rooms.judge.sendback import SENT_BACK
 from rooms.store.connection import StoreBase
 
 DAY_S = 86_400.0
@@ -329,9 +331,8 @@ class DashboardReads(StoreBase):
             seen.send_backs = int(
                 db.execute(
                     "SELECT COUNT(*) FROM turns u JOIN tasks t ON t.id = u.task_id"
-                    f" WHERE u.role = 'arbiter' AND u.error LIKE 'sent back: %'"
-                    f" AND u.started_at >= ?{group_ok}",
-                    (since, *group_args),
+                    f" WHERE u.role = ? AND u.error LIKE ? AND u.started_at >= ?{group_ok}",
+                    (ARBITER, SENT_BACK + "%", since, *group_args),
                 ).fetchone()[0]
             )
             return seen
