@@ -2,8 +2,9 @@
 group and overall, as a table or (`--json`) the same export the dashboard reads
 (rooms.core.ledger.ledger_summary(...).to_json()).
 
-It reads the store of the settings (TRIBUNAL_DB, else <data>/tribunal.db); a store that does not
-exist is said so (exit 2), never created.
+It reads the store of the settings (TRIBUNAL_DB: a SQLite file or a PostgreSQL URL, else
+<data>/tribunal.db); a store that does not exist (or an empty database) is said so (exit 2),
+never created.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bot.settings import load_settings
 from rooms.core.ledger import OVERALL, Ledger, ledger_summary, percent, seconds
-from rooms.store import Store
+from rooms.store import Store, StoreError
+from rooms.store.postgres import is_postgres, redact
 
 EXIT_USAGE = 2
 _COLUMNS = (
@@ -63,15 +66,25 @@ def table(ledger: Ledger) -> str:
 
 def _stats(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
-    path = settings.db_path
-    if not path.exists():
-        print(f"tribunal stats: no store at {path} (nothing has been ruled yet)", file=sys.stderr)
-        return EXIT_USAGE
     if args.days is not None and args.days <= 0:
         print("tribunal stats: --days must be more than 0", file=sys.stderr)
         return EXIT_USAGE
+    target = settings.database  # the SQLite file or the PostgreSQL URL, as the bot uses it
+    shown = redact(target)
+    try:
+        empty = not _exists(target) or asyncio.run(Store.schema_of(target)) == 0
+    except StoreError as exc:
+        print(f"tribunal stats: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if empty:
+        print(f"tribunal stats: no store at {shown} (nothing has been ruled yet)", file=sys.stderr)
+        return EXIT_USAGE
     since = time.time() - args.days * 86400 if args.days is not None else 0.0
-    ledger = asyncio.run(_read(str(path), args.group, since))
+    try:
+        ledger = asyncio.run(_read(target, args.group, since))
+    except StoreError as exc:
+        print(f"tribunal stats: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.json:
         print(json.dumps(_export(ledger, args.group, since), indent=2))
     else:
@@ -85,6 +98,10 @@ async def _read(path: str, group: str | None, since: float) -> Ledger:
         return await ledger_summary(store, group=group, since=since)
     finally:
         await store.close()
+
+
+def _exists(target: str) -> bool:
+    return is_postgres(target) or Path(target).exists()
 
 
 def _export(ledger: Ledger, group: str | None, since: float) -> dict[str, Any]:

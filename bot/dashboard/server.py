@@ -173,7 +173,7 @@ async def start_dashboard(
         return None
     data = settings.data.resolve()
     make_private_folder(data)
-    store = await Store.open(str(settings.db_path))
+    store = await Store.open(settings.database)  # the bot's own: SQLite file or PostgreSQL
     stack.push_async_callback(store.close)
     changes = Changes(store)
     stack.push_async_callback(changes.close)

@@ -12,6 +12,7 @@ import pytest
 
 from bot.cli import main
 from tests.fakes.engine_kit import engine_kit
+from tests.fakes.postgres import Server
 from tests.rooms.test_outcome_ledger import POLICY, TASK, rule, script
 
 
@@ -79,3 +80,31 @@ def test_stats_without_a_store_says_so_and_creates_none(
     assert "no store at" in capsys.readouterr().err
     assert not (tmp_path / "none.db").exists()
     assert main(["stats", "--days", "-1"]) == 2
+
+
+def test_stats_reads_a_postgresql_database(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    postgres: Server,
+) -> None:
+    # Before: stats read <data>/tribunal.db whatever TRIBUNAL_DB said ("no store" on PostgreSQL).
+    url = postgres.fresh_url()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRIBUNAL_DB", url)
+    monkeypatch.setenv("TRIBUNAL_DATA", str(tmp_path / "data"))
+    assert main(["stats"]) == 2  # an empty database: nothing ruled yet, and nothing created
+    assert "no store at" in capsys.readouterr().err
+
+    async def fill() -> None:
+        s = script([rule("PROCEED")], owner=["DONE\nwrapped"], reviewer=["APPROVED"])
+        async with engine_kit(tmp_path, s, policy=replace(POLICY, name="alpha"), db=url) as kit:
+            await kit.say(TASK)
+            await kit.settle()
+
+    asyncio.run(fill())
+    assert main(["stats", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [g["group"] for g in data["groups"]] == ["alpha"]
+    assert data["overall"]["borne_out"] == 1
+    assert not list(tmp_path.rglob("*.db"))

@@ -55,14 +55,14 @@ approvers = ["UOTHER"]
 """
 
 
-def kit_settings(tmp_path: Path) -> Settings:
+def kit_settings(tmp_path: Path, db: str | None = None) -> Settings:
     config = tmp_path / "tribunal.toml"
     config.write_text(TOML.format(hash=digest(TOKEN)), encoding="utf-8")
     return load_settings(
         config,
         env_file=None,
         data=tmp_path / "data",
-        db=tmp_path / "tribunal.db",
+        db=db or tmp_path / "tribunal.db",
         slack_bot_token=BOT_TOKEN,
         slack_signing_secret=SIGNING_SECRET,
     )
@@ -125,9 +125,14 @@ class DashboardKit:
 
 @asynccontextmanager
 async def dashboard_kit(
-    tmp_path: Path, script: Script | None = None, *, runner: ScriptedRunner | None = None
+    tmp_path: Path,
+    script: Script | None = None,
+    *,
+    runner: ScriptedRunner | None = None,
+    db: str | None = None,
 ) -> AsyncIterator[DashboardKit]:
-    settings = kit_settings(tmp_path)
+    """`db`: a PostgreSQL URL for the bot's store (default: a SQLite file in tmp_path)."""
+    settings = kit_settings(tmp_path, db)
     async with fake_slack() as fake:
         client = make_client(BOT_TOKEN, fake.api_url, backoff_s=0.0, rate_limit_retries=1)
         clock = InstantClock()
@@ -139,7 +144,7 @@ async def dashboard_kit(
             http_host="127.0.0.1",
             clock=clock,
         )
-        store = await Store.open(str(settings.db_path))
+        store = await Store.open(settings.database)
         runner = runner or ScriptedRunner(script)
         policies = SettingsPolicies(settings)
         router = Router([adapter])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.bot.dashboard.kit import BOSS, DashboardKit, dashboard_kit
 from tests.bot.slack.test_http_e2e import ESCALATING
+from tests.fakes.postgres import Server
 
 QUESTION = "May the owner use the production key?"
 
@@ -152,3 +153,17 @@ async def test_costs_and_judgment_show_what_the_store_has(tmp_path: Path) -> Non
         assert "How the rulings turned out" in judgment
         ledger = judgment.split("How the rulings turned out", 1)[1].split("</table>", 1)[0]
         assert "<td>(all groups)</td><td>1</td><td>1</td>" in ledger, ledger
+
+
+async def test_on_postgresql_the_dashboard_reads_the_bots_database(
+    tmp_path: Path, postgres: Server
+) -> None:
+    # Before: the dashboard opened <data>/tribunal.db whatever TRIBUNAL_DB said, so a team on
+    # PostgreSQL saw an empty dashboard (and a stray SQLite file appeared in the data folder).
+    async with dashboard_kit(tmp_path, ESCALATING, db=postgres.fresh_url()) as kit:
+        await _escalated(kit)
+        operator = await kit.operator()
+        assert "add integration tests" in await _page(kit, operator, "/")
+        assert QUESTION in await _page(kit, operator, "/waiting")
+        assert "How the rulings turned out" in await _page(kit, operator, "/judgment")
+    assert not list(tmp_path.rglob("*.db"))
