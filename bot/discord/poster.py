@@ -355,7 +355,10 @@ class Poster:
                 channel = await self.client.fetch_channel(int(channel_id))
             if not isinstance(channel, discord.TextChannel):
                 return None
-            if not channel.permissions_for(channel.guild.me).manage_webhooks:
+            me_there = channel.guild.me
+            # Not in this process's cache (its guild is on another process's shard): no member
+            # to compute permissions from, so Discord answers (403 without Manage Webhooks).
+            if me_there is not None and not channel.permissions_for(me_there).manage_webhooks:
                 log.info("discord: no Manage Webhooks in %s: roles speak in embeds", channel_id)
                 return None
             me = self.client.user
