@@ -21,7 +21,6 @@ from bot.discord.shards import shard_of
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from rooms.base.model import Outbound, RoomRef
-from runners.protocol import RunSpec
 from tests.bot.discord.kit import text_of, write_settings
 from tests.fakes.discord import (
     ALICE,
@@ -32,6 +31,7 @@ from tests.fakes.discord import (
     FakeDiscord,
 )
 from tests.fakes.runner import ScriptedRunner
+from tests.fakes.slack_child import every_task
 
 GROUPS = (  # the second server's channel, a group of its own
     f'\n[groups.second]\nplatform = "discord"\nchannel = "{SECOND_CHANNEL_ID}"\n'
@@ -59,14 +59,6 @@ def shard_settings(
 
 def test_the_fixture_puts_one_server_on_each_shard() -> None:
     assert {shard_of(GUILD_ID, 2), shard_of(SECOND_GUILD_ID, 2)} == {0, 1}
-
-
-def every_task(spec: RunSpec) -> str:
-    """The same short story for every task, on whichever process runs it: built, approved,
-    wrapped up."""
-    if spec.request.role == "reviewer":
-        return "APPROVED"
-    return "DONE\nwrapped up" if "Your turn: wrap up" in spec.request.prompt else "DONE\nbuilt it"
 
 
 @asynccontextmanager
