@@ -24,6 +24,7 @@ from rooms.base.model import Outbound, RoomRef
 from tests.bot.discord.kit import text_of, write_settings
 from tests.fakes.discord import (
     ALICE,
+    APPROVER_ROLE,
     CHANNEL_ID,
     GUILD_ID,
     SECOND_CHANNEL_ID,
@@ -149,6 +150,12 @@ async def test_each_process_opens_the_tasks_of_its_shards_guilds_and_either_post
         posted = [text_of(m) for m in fake.in_channel(room.thread)]
         assert "from shard 0" in posted and "tribunal from shard 0" in posted
         assert await shard0.mode(str(CHANNEL_ID)) == await shard1.mode(str(CHANNEL_ID))
+        # Tribunal's own reply naming a role: a role mention there too (the server's roles
+        # asked of Discord, not taken for a user's id).
+        names = f"Only {APPROVER_ROLE} or {ALICE} may approve."
+        await shard0.deliver(Outbound(room, names, persona="tribunal"))
+        said = fake.in_channel(room.thread)[-1]["content"]
+        assert said == f"Only <@&{APPROVER_ROLE}> or <@{ALICE}> may approve.", said
 
 
 async def test_a_shard_id_outside_the_count_stops_the_start_with_a_clear_error(
