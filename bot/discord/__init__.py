@@ -7,7 +7,7 @@ says why).
 from __future__ import annotations
 
 from bot.adapter import PlatformSetting, PlatformSpec, register
-from bot.discord.shards import ShardIds
+from bot.discord.shards import ShardIds, ShardNumber
 
 register(
     PlatformSpec(
@@ -17,7 +17,7 @@ register(
             PlatformSetting("bot_token", "DISCORD_BOT_TOKEN", secret=True),
             PlatformSetting("api_url", "DISCORD_API_URL"),
             # Several processes for one bot: each connects its own shards (bot/discord/shards.py).
-            PlatformSetting("shard_count", "DISCORD_SHARD_COUNT", value=int),
+            PlatformSetting("shard_count", "DISCORD_SHARD_COUNT", value=ShardNumber),
             PlatformSetting("shard_ids", "DISCORD_SHARD_IDS", value=ShardIds),
         ),
         token="bot_token",

@@ -30,15 +30,23 @@ if TYPE_CHECKING:
 
 def _listed(value: Any) -> Any:
     # DISCORD_SHARD_IDS=0,2 as well as the JSON list [0, 2] (or one id alone).
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int):  # a bool too: refused as an id then
         return [value]
     if isinstance(value, str) and not value.strip().startswith("["):
         return [part.strip() for part in value.split(",") if part.strip()]
     return value
 
 
-# The type of `[discord] shard_ids`: a TOML list, or the variable as JSON or "0,2".
-ShardIds = Annotated[list[int], BeforeValidator(_listed)]
+def _no_switch(value: Any) -> Any:
+    # TOML `true` would otherwise be read as shard 1 (or a count of 1): a typo, not a number.
+    if isinstance(value, bool):
+        raise ValueError(f"must be a whole number (got {value})")
+    return value
+
+
+ShardNumber = Annotated[int, BeforeValidator(_no_switch)]  # `[discord] shard_count`
+# `[discord] shard_ids`: a TOML list, or the variable as JSON or "0,2".
+ShardIds = Annotated[list[ShardNumber], BeforeValidator(_listed)]
 
 
 def shard_of(guild_id: int, shard_count: int) -> int:

@@ -17,7 +17,7 @@ import pytest
 from bot.app import App, open_app
 from bot.discord.adapter import DiscordAdapter
 from bot.discord.factory import make_adapter
-from bot.discord.shards import shard_of
+from bot.discord.shards import Shards, shard_of, shards_of
 from bot.settings import Settings
 from bot.settings_sections import SettingsError
 from rooms.base.model import Outbound, RoomRef
@@ -184,3 +184,39 @@ async def test_a_shard_id_outside_the_count_stops_the_start_with_a_clear_error(
     with pytest.raises(SettingsError) as closed:
         await adapter.start(object())  # type: ignore[arg-type]
     assert "Discord refused shard 3 (close code 4010" in str(closed.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "refused"),
+    [
+        ("shard_ids = [0]", "discord.shard_ids (DISCORD_SHARD_IDS): set discord.shard_count too"),
+        ("shard_count = 0", "discord.shard_count (DISCORD_SHARD_COUNT): must be >= 1 (got 0)"),
+        ("shard_count = true", "must be a whole number (got True)"),
+        ("shard_count = 2\nshard_ids = [true]", "DISCORD_SHARD_IDS.0: must be a whole number"),
+        ("shard_count = 2\nshard_ids = []", "empty: list the shards this process connects"),
+        ("shard_count = 4\nshard_ids = [-1, 4, 9]", "-1, 4, 9 not a shard of 4"),
+    ],
+)
+def test_shard_settings_a_typo_cannot_pass_for(
+    clean_settings_env: Path,
+    tmp_path: Path,
+    fake: FakeDiscord,
+    monkeypatch: pytest.MonkeyPatch,
+    section: str,
+    refused: str,
+) -> None:
+    with pytest.raises(SettingsError) as error:
+        write_settings(
+            clean_settings_env, tmp_path, fake, monkeypatch, extra=f"\n[discord]\n{section}\n"
+        )
+    assert refused in str(error.value)
+
+
+def test_a_count_alone_is_every_shard_of_it(
+    clean_settings_env: Path, tmp_path: Path, fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = write_settings(
+        clean_settings_env, tmp_path, fake, monkeypatch, extra="\n[discord]\nshard_count = 3\n"
+    )
+    assert shards_of(settings) == Shards(3, None)
+    assert shards_of(settings).describe() == "every shard of 3"
