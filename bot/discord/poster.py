@@ -43,6 +43,7 @@ from bot.discord.look import (
     parts,
     persona,
 )
+from bot.discord.remote_roles import RemoteRoles
 from bot.render import escalation_id
 from rooms.base.model import Outbound, RoomRef
 
@@ -55,7 +56,6 @@ INTERACTION_LIFETIME_S = 14 * 60  # Discord's follow-up tokens live 15 minutes
 WEBHOOK_WAIT_S = MAX_RATELIMIT_WAIT_S + 5.0
 _REMEMBERED = 10_000
 _LOOKUP_LIMIT = 200  # messages read back after the room's last delivered one
-REMOTE_ROLES_S = 600.0  # how long the roles of a server on another process's shard are kept
 
 
 @dataclass
@@ -76,8 +76,7 @@ class Poster:
         self._delivered: OrderedDict[int, str] = OrderedDict()
         self._partial: dict[int, _Partial] = {}
         self.cards: dict[int, str] = {}  # escalation id → what `post` returned for its card
-        # channel → (when asked, role ids) of servers not in this process's cache
-        self._remote_roles: OrderedDict[str, tuple[float, frozenset[str]]] = OrderedDict()
+        self.remote_roles = RemoteRoles(client)  # of servers on other processes' shards
         self.lookups = 0  # thread read-backs made (tests: a first delivery makes none)
 
     # -- what the adapter tells us ---------------------------------------------------------------
@@ -266,26 +265,13 @@ class Poster:
         return name_of
 
     async def _role_ids(self, room: RoomRef) -> frozenset[str]:
-        """The role ids of the room's server: from the cache, else (the server is on another
-        process's shard, README "Running at scale") asked of Discord, kept a while."""
+        """The role ids of the room's server: cached here, else asked of Discord (its server is
+        on another process's shard)."""
         channel = self.client.get_channel(int(room.channel))
         guild = getattr(channel, "guild", None)
         if guild is not None:
             return frozenset(str(r.id) for r in guild.roles)
-        known = self._remote_roles.get(room.channel)
-        if known is not None and time.monotonic() - known[0] < REMOTE_ROLES_S:
-            return known[1]
-        try:
-            data: dict[str, Any] = dict(await self.client.http.get_channel(int(room.channel)))
-            server = await self.client.http.get_guild(int(data["guild_id"]), with_counts=False)
-        except (discord.HTTPException, KeyError, TypeError, ValueError) as exc:
-            log.info("discord: roles of the server of %s unknown: %s", room.channel, exc)
-            return frozenset()
-        roles = frozenset(str(r["id"]) for r in server.get("roles") or [])
-        self._remote_roles[room.channel] = (time.monotonic(), roles)
-        while len(self._remote_roles) > _REMEMBERED:
-            self._remote_roles.popitem(last=False)
-        return roles
+        return await self.remote_roles.of_channel(room.channel)
 
     def thread(self, room: RoomRef) -> discord.PartialMessageable:
         return self.client.get_partial_messageable(int(room.thread), type=None)
