@@ -4,7 +4,7 @@ Sharded as Discord is: IDENTIFY carries `shard: [id, count]` (discord.py always 
 outside the count is closed with 4010), a session's READY and GUILD_CREATEs cover only the
 guilds of its shard, and an event of a guild goes to the session of the guild's shard,
 `(guild_id >> 22) % count`, alone (to none when no process holds that shard: Discord keeps no
-events for a shard nobody connected)."""
+events for a shard nobody connected); direct messages go to shard 0."""
 
 from __future__ import annotations
 
@@ -145,11 +145,12 @@ class Gateway:
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         """Push a Gateway event to the session of its guild's shard (kept for a resume when the
-        socket is down); an event of no guild to the latest session."""
+        socket is down); an event of no guild (a direct message) to shard 0's, as Discord
+        does, else to the latest session."""
         assert self._current is not None, "no Gateway session yet"
         guild = data.get("guild_id")
         if guild is None:
-            await self._dispatch(self._current, event, data)
+            await self._dispatch(self._by_shard.get(0, self._current), event, data)
             return
         for session in list(self._by_shard.values()):
             shard_id, count = session.shard
