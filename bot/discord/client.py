@@ -5,8 +5,8 @@ An `AutoShardedClient`, because it asks `GET /gateway/bot` for the Gateway's add
 hard-coded Gateway address). Given a shard count (several processes for one bot, each with its
 own shards: bot/discord/shards.py), discord.py would dial that hard-coded address too, so
 `launch_shards` asks `GET /gateway/bot` for the address in every case and keeps the configured
-count. The message-content intent is on: the tribunal reads the thread's
-discussion, not only mentions. Mentions in our posts never ping (`AllowedMentions.none()`).
+count. The message-content intent is on: the tribunal reads the thread's discussion, not only
+mentions. Mentions in our posts never ping (`AllowedMentions.none()`).
 """
 
 from __future__ import annotations
