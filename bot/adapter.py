@@ -151,11 +151,15 @@ AdapterFactory = Callable[[Any], "Adapter | None"]
 class PlatformSetting:
     """One setting of a platform: `key` in its `[<platform>]` section of tribunal.toml (the
     field `<platform>_<key>` of the settings), read from the environment variable `variable`
-    too. A `secret` is never shown, never handed to a runner, never a reference model's key."""
+    too. A `secret` is never shown, never handed to a runner, never a reference model's key.
+    `value`: the type of its value (a string unless said; `list[int]` is read from a TOML list
+    or from the variable as JSON, `[0, 2]`); its platform's own code reads it with
+    `Settings.platform_setting`."""
 
     key: str
     variable: str
     secret: bool = False
+    value: Any = str
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,9 @@ class PlatformSpec:
     file people create the platform's app from, if it has one. `title`: its name in prose.
     `approver`: the pattern a person's id (or group's) has in its inbound events, and how to
     say it, so that an approver no event can carry is refused when the settings load
-    (bot/settings_approvers.py); None: any id is taken as written."""
+    (bot/settings_approvers.py); None: any id is taken as written. `check`: "module:function"
+    of what is wrong with its settings taken together (Settings -> list of lines), run when
+    the settings load, so a bad combination stops the start with the others' errors."""
 
     name: str
     factory: AdapterFactory | str
@@ -180,6 +186,7 @@ class PlatformSpec:
     manifest: str | None = None
     title: str = ""
     approver: tuple[str, str] | None = None
+    check: str | None = None
 
     @property
     def secrets(self) -> tuple[str, ...]:

@@ -38,7 +38,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as LibrarySettingsError
 
-from bot.adapter import platform_specs, platforms_declared
+from bot.adapter import load, platform_specs, platforms_declared
 from bot.settings_dashboard import DashboardSettings
 from bot.settings_sections import (
     _GROUP_NAME,
@@ -66,7 +66,7 @@ def _alias(*names: str) -> Any:
 def _platform_fields() -> dict[str, Any]:
     """Each declared platform's settings fields and their types (a secret is a SecretStr)."""
     return {
-        spec.field(s.key): SecretStr | None if s.secret else str | None
+        spec.field(s.key): SecretStr | None if s.secret else s.value | None
         for spec in platform_specs()
         for s in spec.settings
     }
@@ -204,6 +204,11 @@ class Settings(BaseSettings):
             return value.get_secret_value()
         return None if value is None else str(value)
 
+    def platform_setting(self, platform: str, key: str) -> Any:
+        """A declared platform's setting as its declared type (`PlatformSetting.value`), not a
+        secret: for that platform's own code. None when unset."""
+        return getattr(self, f"{platform}_{key}", None)
+
 
 # ---------------------------------------------------------------------------------------------
 # tribunal.toml: sections and §11 names mapped onto the flat fields, unknown keys rejected.
@@ -309,6 +314,10 @@ def load_settings(
     )
     if inside:
         raise SettingsError([f"settings: {line}" for line in inside])
+    checks = [load(spec.check) for spec in platform_specs() if spec.check is not None]
+    problems = [line for check in checks for line in check(settings)]
+    if problems:
+        raise SettingsError([f"settings: {line}" for line in problems])
     return settings
 
 

@@ -31,9 +31,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import discord
 
 from bot.adapter import click_failed, task_of
-from bot.discord.client import MAX_RATELIMIT_WAIT_S, TribunalClient, api_base
+from bot.discord.client import (
+    MAX_RATELIMIT_WAIT_S,
+    TribunalClient,
+    api_base,
+    describe_connected,
+)
 from bot.discord.inbound import PLATFORM, click_inbound, message_inbound, room_of_message
 from bot.discord.poster import NO_PINGS, Poster
+from bot.discord.shards import ALL_SHARDS, Shards
 from bot.edit_pacer import EDIT_INTERVAL_S, EditPacer
 from bot.room_locks import RoomLocks
 from bot.settings_sections import SettingsError
@@ -67,15 +73,19 @@ class DiscordAdapter:
         max_ratelimit_timeout: float = MAX_RATELIMIT_WAIT_S,
         guild_ready_timeout: float = 2.0,
         edit_interval: float = EDIT_INTERVAL_S,
+        shards: Shards = ALL_SHARDS,
     ) -> None:
         self.token = token
         self.channels = channels
         self.api_url = api_url
+        self.shards = shards
         self.client = TribunalClient(
             on_message=self._on_message,
             on_click=self._on_click,
             max_ratelimit_timeout=max_ratelimit_timeout,
             guild_ready_timeout=guild_ready_timeout,
+            shard_count=shards.count,
+            shard_ids=shards.ids,
         )
         self.poster = Poster(self.client)
         self.pacer = EditPacer(self.poster.edit, interval=edit_interval)
@@ -114,7 +124,7 @@ class DiscordAdapter:
         except BaseException:
             await self.stop()
             raise
-        log.info("discord: connected as %s", self.client.user)
+        log.info("discord: connected as %s, %s", self.client.user, describe_connected(self.client))
 
     def thread_link(self, room: RoomRef) -> str | None:
         """The web address of the room's thread (a thread started from a message has the
@@ -368,7 +378,18 @@ INTENT_REFUSED = (
     "settings: discord: turn on Message Content Intent (developer portal → Bot → Privileged "
     "Gateway Intents): Discord refused it"
 )
+SHARD_REFUSED = (
+    "settings: discord: Discord refused shard {shard} (close code 4010, invalid shard): "
+    "discord.shard_ids must lie below discord.shard_count, and shard_count be the same in every "
+    "process"
+)
+MORE_SHARDS = (
+    "settings: discord: Discord asks for more shards (close code 4011, sharding required): "
+    "raise discord.shard_count in every process, and give each its shard_ids"
+)
 _AUTHENTICATION_FAILED = 4004  # Gateway close code: the token is not (or no longer) valid
+_INVALID_SHARD = 4010
+_SHARDING_REQUIRED = 4011
 
 
 def _raise_ended(gateway: asyncio.Task[None]) -> None:
@@ -380,5 +401,9 @@ def _raise_ended(gateway: asyncio.Task[None]) -> None:
         raise SettingsError([INTENT_REFUSED]) from None
     if isinstance(exc, discord.ConnectionClosed) and exc.code == _AUTHENTICATION_FAILED:
         raise SettingsError([TOKEN_REFUSED]) from None
+    if isinstance(exc, discord.ConnectionClosed) and exc.code == _INVALID_SHARD:
+        raise SettingsError([SHARD_REFUSED.format(shard=exc.shard_id)]) from None
+    if isinstance(exc, discord.ConnectionClosed) and exc.code == _SHARDING_REQUIRED:
+        raise SettingsError([MORE_SHARDS]) from None
     if exc is not None:
         raise exc

@@ -1,6 +1,7 @@
-"""`tribunal doctor` for Discord: the token, the message-content intent, and what the bot may
-do in each registered channel (REST only: `GET /users/@me`, the application's flags, and the
-channel, guild and bot member it computes the channel permissions from, as Discord does).
+"""`tribunal doctor` for Discord: the token, the message-content intent, the shards this process
+connects (bot/discord/shards.py), and what the bot may do in each registered channel (REST only:
+`GET /users/@me`, the application's flags, `GET /gateway/bot`, and the channel, guild and bot
+member it computes the channel permissions from, as Discord does).
 
 Missing Manage Webhooks is not an error: the roles then speak in labelled embeds, and the
 check says which of the two is in use.
@@ -16,6 +17,7 @@ import discord
 
 from bot.discord.client import api_base
 from bot.discord.factory import registered_channels
+from bot.discord.shards import shards_of
 from bot.settings import Settings
 
 if TYPE_CHECKING:
@@ -78,6 +80,7 @@ async def discord_checks_async(settings: Settings) -> list[Check]:
                         "(developer portal → Bot → Privileged Gateway Intents)",
                     )
                 )
+            checks.append(await _shards_check(client.http, settings))
             channels = sorted(registered_channels(settings))
             if not channels:
                 checks.append(
@@ -93,6 +96,31 @@ async def discord_checks_async(settings: Settings) -> list[Check]:
         finally:
             await client.close()
     return checks
+
+
+async def _shards_check(http: Any, settings: Settings) -> Check:
+    """Which shards this process connects, beside the count Discord recommends (a count below
+    it is refused by the Gateway once the bot is in enough servers)."""
+    from bot.doctor.check import Check
+
+    shards = shards_of(settings)
+    try:
+        recommended, _url, _limits = await http.get_bot_gateway()
+    except (discord.HTTPException, discord.GatewayNotFound, OSError) as exc:
+        return Check("discord shards", False, f"GET /gateway/bot did not answer: {exc}")
+    if shards.count is None:
+        owned = f"this process connects every shard, the {recommended} Discord recommends"
+        return Check("discord shards", True, f"ok ({owned})")
+    owned = f"this process connects {shards.describe()}"
+    if shards.count < recommended:
+        return Check(
+            "discord shards",
+            False,
+            f"{owned}; Discord recommends {recommended} shards: raise discord.shard_count in "
+            "every process (the Gateway refuses too few once the bot is in enough servers)",
+            required=False,
+        )
+    return Check("discord shards", True, f"ok ({owned}; Discord recommends {recommended})")
 
 
 async def _channel_check(http: Any, channel_id: str, bot_id: str) -> Check:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from bot.discord.adapter import DiscordAdapter
+from bot.discord.shards import shards_of
 from bot.settings import Settings
 
 # How long discord.py waits after the last GUILD_CREATE before it calls itself ready.
@@ -25,4 +26,5 @@ def make_adapter(settings: Settings) -> DiscordAdapter | None:
         channels=registered_channels(settings),
         api_url=settings.platform_value("discord", "api_url"),
         guild_ready_timeout=GUILD_READY_S,
+        shards=shards_of(settings),
     )

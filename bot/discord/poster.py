@@ -43,6 +43,7 @@ from bot.discord.look import (
     parts,
     persona,
 )
+from bot.discord.remote_roles import RemoteRoles
 from bot.render import escalation_id
 from rooms.base.model import Outbound, RoomRef
 
@@ -75,6 +76,7 @@ class Poster:
         self._delivered: OrderedDict[int, str] = OrderedDict()
         self._partial: dict[int, _Partial] = {}
         self.cards: dict[int, str] = {}  # escalation id → what `post` returned for its card
+        self.remote_roles = RemoteRoles(client)  # of servers on other processes' shards
         self.lookups = 0  # thread read-backs made (tests: a first delivery makes none)
 
     # -- what the adapter tells us ---------------------------------------------------------------
@@ -113,7 +115,8 @@ class Poster:
     async def _post(self, message: Outbound) -> str:
         message = replace(message, text=unmask(message.text))  # every link shows its target
         if message.persona == "tribunal" and not is_card(message):  # a card quotes agents
-            message = replace(message, text=named(message.text, self._role_ids(message.room)))
+            roles = await self._role_ids(message.room)
+            message = replace(message, text=named(message.text, roles))
         if message.private_to is not None:
             interaction = self._interaction(message.in_reply_to)
             if interaction is not None:
@@ -261,10 +264,14 @@ class Poster:
 
         return name_of
 
-    def _role_ids(self, room: RoomRef) -> frozenset[str]:
+    async def _role_ids(self, room: RoomRef) -> frozenset[str]:
+        """The role ids of the room's server: cached here, else asked of Discord (its server is
+        on another process's shard)."""
         channel = self.client.get_channel(int(room.channel))
         guild = getattr(channel, "guild", None)
-        return frozenset(str(r.id) for r in guild.roles) if guild is not None else frozenset()
+        if guild is not None:
+            return frozenset(str(r.id) for r in guild.roles)
+        return await self.remote_roles.of_channel(room.channel)
 
     def thread(self, room: RoomRef) -> discord.PartialMessageable:
         return self.client.get_partial_messageable(int(room.thread), type=None)
@@ -355,7 +362,10 @@ class Poster:
                 channel = await self.client.fetch_channel(int(channel_id))
             if not isinstance(channel, discord.TextChannel):
                 return None
-            if not channel.permissions_for(channel.guild.me).manage_webhooks:
+            me_there = channel.guild.me
+            # Not in this process's cache (its guild is on another process's shard): no member
+            # to compute permissions from, so Discord answers (403 without Manage Webhooks).
+            if me_there is not None and not channel.permissions_for(me_there).manage_webhooks:
                 log.info("discord: no Manage Webhooks in %s: roles speak in embeds", channel_id)
                 return None
             me = self.client.user

@@ -6,7 +6,7 @@ tests/bot/discord/test_webhook_crash.py).
 
 CONFIG is a tribunal.toml; the Slack tokens, SLACK_API_URL (the parent's fake Slack) and
 TRIBUNAL_HTTP_PORT (or DISCORD_BOT_TOKEN and DISCORD_API_URL) come from the environment, as in
-production. SCRIPT names one of `SCRIPTS`.
+production. SCRIPT names one of `SCRIPTS`, or "every_task" (the same story for every task).
 It runs the real `bot.serve.serve` with the adapters `configured_adapters` builds from those
 settings (HTTP mode here), until SIGTERM, or until SIGKILL. With SLACK_CHILD_GATE_FILE set,
 the "whole" script's first owner turn ends only once that file exists. The only change from
@@ -29,6 +29,7 @@ import bot.discord.factory
 from bot.serve import configured_adapters, serve
 from bot.settings import load_settings
 from rooms.engine import Engine
+from runners.protocol import RunSpec
 from tests.fakes.runner import Reply, Script, ScriptedRunner, hang
 
 LEASE_S = float(os.environ.get("SLACK_CHILD_LEASE_S", "1.0"))
@@ -58,6 +59,20 @@ SCRIPTS: dict[str, Script] = {
 }
 
 
+def every_task(spec: RunSpec) -> str:
+    """The same short story for every task, on whichever process runs it: built, approved,
+    wrapped up (the "every_task" script: tests/bot/discord/test_shard_processes.py)."""
+    if spec.request.role == "reviewer":
+        return "APPROVED"
+    return "DONE\nwrapped up" if "Your turn: wrap up" in spec.request.prompt else "DONE\nbuilt it"
+
+
+def runner_for(script: str) -> ScriptedRunner:
+    if script == "every_task":
+        return ScriptedRunner(decide=every_task)
+    return ScriptedRunner(SCRIPTS[script])
+
+
 async def _open_gate_when(path: Path) -> None:
     while not path.exists():
         await asyncio.sleep(0.05)
@@ -72,7 +87,7 @@ async def _serve(config: str, script: str) -> int:
     settings = load_settings(Path(config), env_file=None)
     adapters = configured_adapters(settings)
     try:
-        return await serve(settings, adapters, runner=ScriptedRunner(SCRIPTS[script]))
+        return await serve(settings, adapters, runner=runner_for(script))
     finally:
         if opener is not None:
             opener.cancel()

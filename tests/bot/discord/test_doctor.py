@@ -78,6 +78,31 @@ async def test_tribunal_doctor_prints_the_discord_lines(
     text = out.getvalue()
     assert "discord token: ok" in text and "discord intents: ok" in text
     assert f"discord channel {CHANNEL_ID}: ok" in text
+    assert "discord shards: ok (this process connects every shard, the 1 Discord recommends)" in (
+        text
+    )
+
+
+async def test_it_says_which_shards_this_process_connects(
+    settings: Settings, fake: FakeDiscord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake.shard_count = 4  # what GET /gateway/bot recommends
+    monkeypatch.setenv("DISCORD_SHARD_COUNT", "4")
+    monkeypatch.setenv("DISCORD_SHARD_IDS", "1,3")
+    found = lines(await discord_checks_async(load_settings(env_file=None)))
+    assert found["discord shards"] == (
+        True,
+        "ok (this process connects shards 1, 3 of 4; Discord recommends 4)",
+    )
+    monkeypatch.setenv("DISCORD_SHARD_COUNT", "2")
+    monkeypatch.setenv("DISCORD_SHARD_IDS", "1")
+    [shards] = [
+        c
+        for c in await discord_checks_async(load_settings(env_file=None))
+        if c.name == "discord shards"
+    ]
+    assert not shards.ok and not shards.required
+    assert shards.text.startswith("this process connects shard 1 of 2; Discord recommends 4")
 
 
 def test_permission_arithmetic() -> None:

@@ -20,9 +20,11 @@ ALICE = 1100000000000000003  # an approver by user id
 BOB = 1100000000000000004  # not an approver
 CAROL = 1100000000000000005  # an approver by role
 OTHER_BOT = 1100000000000000006  # another bot in the server
-GUILD_ID = 1200000000000000001
+GUILD_ID = 1200000000000000001  # on shard 1 of 2: (GUILD_ID >> 22) % 2
+SECOND_GUILD_ID = 1200000000004194306  # on shard 0 of 2 (FakeDiscord.add_guild)
 CHANNEL_ID = 1300000000000000001  # the registered channel
 OTHER_CHANNEL_ID = 1300000000000000002  # a channel of no group
+SECOND_CHANNEL_ID = 1300000000000000003  # a text channel of SECOND_GUILD_ID, when added
 BOT_ROLE = 1250000000000000001  # the bot's managed role: Manage Webhooks when allowed
 APPROVER_ROLE = 1250000000000000002
 MANAGE_WEBHOOKS = 1 << 29
@@ -92,11 +94,11 @@ def role_obj(rid: int, name: str, permissions: int, position: int) -> dict[str, 
     }
 
 
-def text_channel_obj(cid: int, name: str) -> dict[str, Any]:
+def text_channel_obj(cid: int, name: str, guild: int = GUILD_ID) -> dict[str, Any]:
     return {
         "id": str(cid),
         "type": 0,
-        "guild_id": str(GUILD_ID),
+        "guild_id": str(guild),
         "name": name,
         "position": 0,
         "permission_overwrites": [],

@@ -28,6 +28,18 @@ from tests.fakes.discord.payloads import (
 class Rest:
     """The REST half of FakeDiscord (its state is set up there)."""
 
+    channels: dict[str, dict[str, Any]]
+    guilds: dict[int, str]
+    shard_count: int
+
+    def _guild(self, guild_id: int = GUILD_ID) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def guild_of(self, channel: str) -> int:
+        """The guild of a channel or thread (the first guild's for one the fake does not know)."""
+        found = self.channels.get(str(channel), {}).get("guild_id")
+        return int(found) if found else GUILD_ID
+
     def _message(
         self,
         channel: str,
@@ -43,7 +55,7 @@ class Rest:
             "id": mid or snowflake(),
             "type": 0,
             "channel_id": channel,
-            "guild_id": str(GUILD_ID),
+            "guild_id": str(self.guild_of(channel)),
             "author": author,
             "content": content,
             "timestamp": now_iso(),
@@ -140,7 +152,7 @@ class Rest:
             _json(
                 {
                     "url": self.gateway_url,
-                    "shards": 1,
+                    "shards": self.shard_count,
                     "session_start_limit": {
                         "total": 1000,
                         "remaining": 999,
@@ -160,7 +172,10 @@ class Rest:
 
     async def _get_guild(self, request: web.Request) -> web.Response:
         call, _ = await self._record(request)
-        guild = {k: v for k, v in self._guild().items() if k not in ("channels", "members")}
+        gid = int(request.match_info["gid"])
+        if gid not in self.guilds:
+            return await self._done(call, _json({"message": "Unknown Guild", "code": 10004}, 404))
+        guild = {k: v for k, v in self._guild(gid).items() if k not in ("channels", "members")}
         return await self._done(call, _json(guild))
 
     async def _get_member(self, request: web.Request) -> web.Response:
@@ -246,7 +261,7 @@ class Rest:
         thread = {
             "id": mid,
             "type": 11,
-            "guild_id": str(GUILD_ID),
+            "guild_id": str(self.guild_of(cid)),
             "parent_id": cid,
             "owner_id": str(BOT_ID),
             "name": body.get("name", "thread"),
@@ -296,7 +311,7 @@ class Rest:
             "id": wid,
             "type": 1,
             "channel_id": request.match_info["cid"],
-            "guild_id": str(GUILD_ID),
+            "guild_id": str(self.guild_of(request.match_info["cid"])),
             "name": (call.body or {}).get("name", "hook"),
             "avatar": None,
             "token": f"wtoken-{wid}",

@@ -30,7 +30,15 @@ from tests.fakes.discord.rest import Rest
 
 
 class FakeDiscord(Gateway, Rest):
-    def __init__(self, *, webhooks_allowed: bool = True, app_flags: int = MESSAGE_CONTENT_INTENT):
+    def __init__(
+        self,
+        *,
+        webhooks_allowed: bool = True,
+        app_flags: int = MESSAGE_CONTENT_INTENT,
+        shards: int = 1,
+    ):
+        self.shard_count = shards  # what GET /gateway/bot recommends
+        self.guilds: dict[int, str] = {GUILD_ID: "Fake Guild"}
         self.webhooks_allowed = webhooks_allowed
         self.app_flags = app_flags
         self.token = TOKEN
@@ -54,6 +62,9 @@ class FakeDiscord(Gateway, Rest):
         self._rate_limits: list[tuple[Callable[[str, str], bool], float]] = []
         self._sessions: dict[str, _Session] = {}
         self._current: _Session | None = None
+        self._by_shard: dict[int, _Session] = {}
+        self.dispatched: list[tuple[int, str, Any]] = []
+        self.undelivered: list[tuple[str, Any]] = []
         self._interaction_messages: dict[str, str] = {}  # interaction token → message id
         self._nonces: dict[tuple[str, str], str] = {}  # (channel, enforced nonce) → message id
         self.deleted: list[dict[str, Any]] = []  # messages deleted (by the bot or its webhooks)
@@ -131,6 +142,12 @@ class FakeDiscord(Gateway, Rest):
         """The next REST call (method, path) that `pred` accepts gets a 429 (with `Via`)."""
         self._rate_limits.append((pred, retry_after))
 
+    def add_guild(self, guild_id: int, channel_id: int, name: str = "Second Guild") -> None:
+        """Another server with the bot in it, and a text channel there (before `start`'s
+        clients connect: its GUILD_CREATE goes out at IDENTIFY)."""
+        self.guilds[guild_id] = name
+        self.channels[str(channel_id)] = text_channel_obj(channel_id, "tribunal", guild_id)
+
     # -- what people do ----------------------------------------------------------------------------
 
     async def say(
@@ -163,6 +180,7 @@ class FakeDiscord(Gateway, Rest):
         token = f"itoken-{iid}"
         self._interaction_messages[token] = message_id
         channel = self.channels[message["channel_id"]]
+        guild = str(self.guild_of(message["channel_id"]))
         member = member_obj(uid, ROLES_OF[uid])
         member["permissions"] = str(EVERYONE_PERMISSIONS)
         await self.dispatch(
@@ -174,8 +192,8 @@ class FakeDiscord(Gateway, Rest):
                 "token": token,
                 "version": 1,
                 "attachment_size_limit": 10 * 1024 * 1024,
-                "guild_id": str(GUILD_ID),
-                "guild": {"id": str(GUILD_ID), "locale": "en-US", "features": []},
+                "guild_id": guild,
+                "guild": {"id": guild, "locale": "en-US", "features": []},
                 "guild_locale": "en-US",
                 "channel_id": message["channel_id"],
                 "channel": channel,
@@ -185,7 +203,7 @@ class FakeDiscord(Gateway, Rest):
                 "locale": "en-US",
                 "app_permissions": str(EVERYONE_PERMISSIONS),
                 "entitlements": [],
-                "authorizing_integration_owners": {"0": str(GUILD_ID)},
+                "authorizing_integration_owners": {"0": guild},
                 "context": 0,
             },
         )
