@@ -1,20 +1,23 @@
 """The store's side of one driver step, in as few round trips as a step needs (issue 28).
 
-A turn of a task we drive costs three round trips to aiosqlite's thread: `begin_step` (the
+A turn of a task we drive costs two round trips to aiosqlite's thread: `begin_step` (the
 guard, the lease renewed, the running turn, and the messages people wrote since the driver
-last looked), `since_run` after the run (the messages written while it ran, and whether
-someone called the arbiter), then `Store.apply` (the turn's end, its usage, the transition,
-the posts, together). The driver keeps the history in memory meanwhile
-(rooms/core/kept_history.py), so nothing is read twice.
+last looked), then `apply_step` after the run (the turn's end, its usage, the transition, the
+posts, together), which first checks that people wrote nothing and called no arbiter while
+the turn ran: when they did, it writes nothing and returns what they did (`Stale`), and the
+driver decides again with it (a third round trip, only then). The driver keeps the history in
+memory meanwhile (rooms/core/kept_history.py), so nothing is read twice.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-from rooms.base.model import Summon, Task, Turn
-from rooms.base.records import Message
+from rooms.base.machine import registered_table
+from rooms.base.model import Task, Turn
+from rooms.base.records import Change, Message
 from rooms.store import history_rows
+from rooms.store.apply import Stale, apply_change
 from rooms.store.connection import StoreBase
 from rooms.store.rows import Abort, insert_turn
 
@@ -61,16 +64,14 @@ class StepStore(StoreBase):
         except (Abort, sqlite3.IntegrityError):
             return None
 
-    async def since_run(
-        self, task_id: int, since_message: int
-    ) -> tuple[list[Message], Summon | None, bool]:
-        """After a run: the messages with an id above `since_message`, the task's pending
-        `arbitrate` (None: none), and whether the task still exists, in one round trip."""
-
-        def read(db: sqlite3.Connection) -> tuple[list[Message], Summon | None, bool]:
-            row = db.execute("SELECT summon FROM tasks WHERE id=?", (task_id,)).fetchone()
-            messages = history_rows.messages(db, task_id, since_message)
-            summon = Summon.model_validate_json(row[0]) if row is not None and row[0] else None
-            return messages, summon, row is not None
-
-        return await self._read(read)
+    async def apply_step(self, change: Change) -> Task | Stale | None:
+        """`Store.apply` for a step's decision, whose `seen_message` (and `seen_summon`) say
+        what people had done when it was decided: the task after the change; or `Stale`, with
+        what people did since (messages, the pending summon as it is now), when the decision
+        missed something (nothing written: decide again); or None when a guard was lost."""
+        try:
+            return await self._transact(lambda db: apply_change(db, change, registered_table))
+        except Stale as stale:
+            return stale
+        except Abort:
+            return None
