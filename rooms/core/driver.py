@@ -63,7 +63,8 @@ async def drive(ctx: Ctx, task_id: int) -> None:
     while True:
         if _acts(await ctx.store.task(task_id)) is None:
             return
-        if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
+        claimed = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
+        if claimed is not None:
             break
         if ctx.lease_elsewhere is not None:  # the engine watches for its end
             ctx.lease_elsewhere(task_id)
@@ -71,8 +72,10 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     kept = KeptHistory()
     try:
-        room = await _recover(ctx, task_id)
-        task: Task | None = None  # None: read at the top of the loop
+        room = await _recover(ctx, claimed)
+        # The first step starts from the task as claimed: recovering changes turns and posts,
+        # not the task's row, and the first turn's guard checks that nobody else moved it.
+        task: Task | None = claimed  # None: read at the top of the loop
         while True:
             if task is None:
                 # The task as it is, read by renewing our claim on it (one statement): None when
@@ -108,15 +111,15 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
 
-async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
-    """We hold the lease, so a running turn belongs to an engine that died or gave up. Returns
-    the task's room (rooms never change, so the driver reads it once)."""
-    now = ctx.now()
+async def _recover(ctx: Ctx, task: Task) -> RoomRef | None:
+    """We hold the lease of `task` (as claimed), so a running turn belongs to an engine that
+    died or gave up. Returns the task's room (rooms never change, so the driver reads it
+    once)."""
+    now, task_id = ctx.now(), task.id
     stale = await ctx.store.interrupt_turns(
         task_id, "interrupted: the engine running it stopped; it runs again", now
     )
-    task = await ctx.store.task(task_id)
-    room = await ctx.store.room(task.room) if task else None
+    room = await ctx.store.room(task.room)
     # Their progress messages (and any other of the task's that never said how its turn ended)
     # say so now: best effort, the engine's first scan tries again what fails here.
     await close_open_progress(ctx.store, ctx.platform, task_id=task_id, removes=removes_progress_of)
@@ -265,14 +268,24 @@ async def _decide_and_apply(
     arbiter, while the turn ran: the change carries what the decision saw, and the store writes
     it only when nothing came since (in the same round trip); else the decision is made again
     with what came. After MAX_REDECIDE such misses the change is applied on what it saw (what
-    came is read by the next step, as a message written just after a decision always was)."""
+    came is read by the next step, as a message written just after a decision always was). A
+    protocol whose decision on this turn must be made once (`decides_once`) reads first."""
     task, history, summon = before.task, before.history, before.task.summon
-    for attempt in range(MAX_REDECIDE + 1):
+    guarded = MAX_REDECIDE
+    once = getattr(protocol, "decides_once", None)
+    if once is not None and once(before, turn):
+        # This decision acts outside its change (the pair's wrap-up commits the approved
+        # tree): it is made once, on what people did while the turn ran, read first.
+        written, now_summon, exists = await ctx.store.since_run(task.id, last_message_id(history))
+        history = with_messages(history, written)
+        summon = now_summon if exists else summon
+        guarded = 0
+    for attempt in range(guarded + 1):
         after = before.after(turn, history.messages, ctx.now())
         if summon != task.summon:
             after = replace(after, task=task.model_copy(update={"summon": summon}))
         change = await protocol.decide(after, turn, run)
-        if attempt < MAX_REDECIDE:
+        if attempt < guarded:
             change.seen_message, change.seen_summon = last_message_id(history), summon
         applied = await ctx.store.apply_step(change)
         if not isinstance(applied, Stale):

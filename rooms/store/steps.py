@@ -5,8 +5,10 @@ guard, the lease renewed, the running turn, and the messages people wrote since 
 last looked), then `apply_step` after the run (the turn's end, its usage, the transition, the
 posts, together), which first checks that people wrote nothing and called no arbiter while
 the turn ran: when they did, it writes nothing and returns what they did (`Stale`), and the
-driver decides again with it (a third round trip, only then). The driver keeps the history in
-memory meanwhile (rooms/core/kept_history.py), so nothing is read twice.
+driver decides again with it (a third round trip, only then). A decision that acts outside
+its change (the pair's wrap-up commits the approved tree) is made once, after `since_run` has
+read what people did while the turn ran: three round trips for such a turn. The driver keeps
+the history in memory meanwhile (rooms/core/kept_history.py), so nothing is read twice.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 
 from rooms.base.machine import registered_table
-from rooms.base.model import Task, Turn
+from rooms.base.model import Summon, Task, Turn
 from rooms.base.records import Change, Message
 from rooms.store import history_rows
 from rooms.store.apply import Stale, apply_change
@@ -63,6 +65,21 @@ class StepStore(StoreBase):
             return await self._transact(insert)
         except (Abort, sqlite3.IntegrityError):
             return None
+
+    async def since_run(
+        self, task_id: int, since_message: int
+    ) -> tuple[list[Message], Summon | None, bool]:
+        """After a run whose decision must see everything before it is made (see the module's
+        docstring): the messages with an id above `since_message`, the task's pending
+        `arbitrate` (None: none), and whether the task still exists, in one round trip."""
+
+        def read(db: sqlite3.Connection) -> tuple[list[Message], Summon | None, bool]:
+            row = db.execute("SELECT summon FROM tasks WHERE id=?", (task_id,)).fetchone()
+            messages = history_rows.messages(db, task_id, since_message)
+            summon = Summon.model_validate_json(row[0]) if row is not None and row[0] else None
+            return messages, summon, row is not None
+
+        return await self._read(read)
 
     async def apply_step(self, change: Change) -> Task | Stale | None:
         """`Store.apply` for a step's decision, whose `seen_message` (and `seen_summon`) say
