@@ -63,15 +63,20 @@ def _guarded_task(db: sqlite3.Connection, c: Change) -> _Current:
     if c.event_id and not record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
     # Only what the guards need: the task as a model is built once, from the UPDATE's row.
+    # The last message id too, when the change says which it saw: its messages are read only
+    # when there are new ones (rooms/store/steps.py).
+    news = ", (SELECT MAX(m.id) FROM messages m WHERE m.task_id = t.id) AS last_message"
     row = one(
         db,
-        "SELECT status, version, protocol, lease_owner, summon FROM tasks WHERE id=?",
+        "SELECT status, version, protocol, lease_owner, summon"
+        + (news if c.seen_message is not None else "")
+        + " FROM tasks t WHERE id=?",
         (c.task_id,),
     )
     if row is None:
         raise Abort
     if c.seen_message is not None:
-        _check_news(db, c, c.seen_message, row["summon"])
+        _check_news(db, c, c.seen_message, row["last_message"], row["summon"])
     task = _Current(row["status"], row["version"], row["protocol"])
     if c.expect_version is not None and task.version != c.expect_version:
         raise Abort
@@ -94,8 +99,11 @@ class Stale(Abort):
         self.messages, self.summon = messages, summon
 
 
-def _check_news(db: sqlite3.Connection, c: Change, seen: int, summon_json: str | None) -> None:
-    messages = history_rows.messages(db, c.task_id, seen)
+def _check_news(
+    db: sqlite3.Connection, c: Change, seen: int, last: int | None, summon_json: str | None
+) -> None:
+    new = last is not None and last > seen
+    messages = history_rows.messages(db, c.task_id, seen) if new else []
     summon = Summon.model_validate_json(summon_json) if summon_json else None
     if messages or summon != c.seen_summon:
         raise Stale(messages, summon)

@@ -47,18 +47,21 @@ class StepStore(StoreBase):
         summon_guard = " AND summon IS NULL" if task.summon is None else ""
 
         def insert(db: sqlite3.Connection) -> tuple[Turn, list[Message], int]:
+            # The task's last message id comes with the guard: the messages themselves are read
+            # only when there are new ones (rarely: people seldom write between two turns).
             guarded = db.execute(
                 "UPDATE tasks SET turns = turns + 1,"
                 " lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END"
                 " WHERE id=? AND version=? AND lease_owner=? AND lease_until >= ?"
                 + summon_guard
-                + " RETURNING rounds",
-                (wall + lease_s, wall + lease_s, task.id, task.version, owner, wall),
+                + " RETURNING rounds, (SELECT MAX(m.id) FROM messages m WHERE m.task_id = ?)",
+                (wall + lease_s, wall + lease_s, task.id, task.version, owner, wall, task.id),
             ).fetchone()
             if guarded is None:
                 raise Abort
             turn = insert_turn(db, task, role, owner, now, tree_before, resumed_from)
-            messages = history_rows.messages(db, task.id, since_message)
+            new = guarded[1] is not None and guarded[1] > since_message
+            messages = history_rows.messages(db, task.id, since_message) if new else []
             return turn, messages, int(guarded[0])
 
         try:
