@@ -226,3 +226,9 @@ class Change:
     summon: Summon | None = None
     take_summon: bool = False  # the pending summon is acted on here (e.g. past the cap)
     approved_tree: str | None = None  # set: the git tree the reviewer approved (snapshots)
+    # Set: the change was decided on the task's messages up to this id and on `seen_summon` as
+    # its pending `arbitrate` (what the driver knew after the run). A message written since, or
+    # another pending summon, makes it stale: nothing is written and the store returns what the
+    # decision missed (rooms/store/apply.py `Stale`), in the same round trip.
+    seen_message: int | None = None
+    seen_summon: Summon | None = None

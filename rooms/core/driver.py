@@ -3,13 +3,13 @@
 
 One step = the task, its room and its history (a `Step`) → the task's protocol says how the next
 turn begins → the turn is recorded as running (with the messages people wrote since the last
-look) → the protocol's run spec → one run → the human messages read again (people may write while
-an agent works) → the protocol's `Change` (the turn's output, usage, firing, verdict, posts and
-the transition together) → applied atomically. Three round trips to the store per turn
-(rooms/store/steps.py): the history is kept in memory between steps (rooms/core/kept_history.py)
-and read again only on start or when the task is not at the version the driver left it at, and
-the next step starts from the task as the last change left it (the turn's guard checks that
-nobody moved it meanwhile, and renews the lease).
+look) → the protocol's run spec → one run → the protocol's `Change` (the turn's output, usage,
+firing, verdict, posts and the transition together) → applied atomically, unless people wrote or
+called the arbiter while the agent worked (then decided again with that). Two round trips to the
+store per turn (rooms/store/steps.py): the history is kept in memory between steps
+(rooms/core/kept_history.py) and read again only on start or when the task is not at the
+version the driver left it at, and the next step starts from the task as the last change left
+it (the turn's guard checks that nobody moved it meanwhile, and renews the lease).
 A person's pending `arbitrate` is taken between turns, by a protocol that has a judge to call
 (rooms.core.summons); a turn stopped by `arbitrate now` is kept as interrupted and the loop goes on.
 Decision records are completed after each change that ends or moves a ruling's cycle on.
@@ -39,6 +39,7 @@ from rooms.core.protocol import Protocol, Step, TurnStart
 from rooms.core.registry import protocol_for
 from rooms.core.summons import Summonable, accepts
 from rooms.core.turns import RunOutcome, effective_thresholds, run_turn
+from rooms.store.apply import Stale
 from rooms.work import worktrees
 from runners.protocol import ENGINE_LOST
 
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 CONFIG = "config"  # error code of a turn that could not be started (e.g. a bad prompt override)
 # A turn whose container engine was lost runs again, up to this many times in a row per role.
 MAX_ENGINE_LOSSES = 3
+MAX_REDECIDE = 2  # decisions made again because people wrote while it was made (see below)
 ENGINE_LOST_REASON = "its container engine stopped answering"  # on such a turn's error
 
 
@@ -61,7 +63,8 @@ async def drive(ctx: Ctx, task_id: int) -> None:
     while True:
         if _acts(await ctx.store.task(task_id)) is None:
             return
-        if await ctx.store.claim(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s):
+        claimed = await ctx.store.claim_task(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
+        if claimed is not None:
             break
         if ctx.lease_elsewhere is not None:  # the engine watches for its end
             ctx.lease_elsewhere(task_id)
@@ -69,8 +72,10 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.sleep(ctx.lease_poll_s)  # another engine drives it; watch for its end
     kept = KeptHistory()
     try:
-        room = await _recover(ctx, task_id)
-        task: Task | None = None  # None: read at the top of the loop
+        room = await _recover(ctx, claimed)
+        # The first step starts from the task as claimed: recovering changes turns and posts,
+        # not the task's row, and the first turn's guard checks that nobody else moved it.
+        task: Task | None = claimed  # None: read at the top of the loop
         while True:
             if task is None:
                 # The task as it is, read by renewing our claim on it (one statement): None when
@@ -106,15 +111,15 @@ async def drive(ctx: Ctx, task_id: int) -> None:
         await asyncio.shield(ctx.store.release(task_id, ctx.engine_id))
 
 
-async def _recover(ctx: Ctx, task_id: int) -> RoomRef | None:
-    """We hold the lease, so a running turn belongs to an engine that died or gave up. Returns
-    the task's room (rooms never change, so the driver reads it once)."""
-    now = ctx.now()
+async def _recover(ctx: Ctx, task: Task) -> RoomRef | None:
+    """We hold the lease of `task` (as claimed), so a running turn belongs to an engine that
+    died or gave up. Returns the task's room (rooms never change, so the driver reads it
+    once)."""
+    now, task_id = ctx.now(), task.id
     stale = await ctx.store.interrupt_turns(
         task_id, "interrupted: the engine running it stopped; it runs again", now
     )
-    task = await ctx.store.task(task_id)
-    room = await ctx.store.room(task.room) if task else None
+    room = await ctx.store.room(task.room)
     # Their progress messages (and any other of the task's that never said how its turn ended)
     # say so now: best effort, the engine's first scan tries again what fails here.
     await close_open_progress(ctx.store, ctx.platform, task_id=task_id, removes=removes_progress_of)
@@ -240,17 +245,7 @@ async def step(
         if run.error_code == ENGINE_LOST and await _may_run_again(ctx, task, turn):
             await _run_again(ctx, task, room, turn, run)
             return None
-        # The human messages written since, and the task's pending `arbitrate`, in one round
-        # trip: people may have written while the turn ran, or called the arbiter.
-        written, summon, exists = await ctx.store.since_run(
-            task.id, last_message_id(before.history)
-        )
-        messages = with_messages(before.history, written).messages
-        after = before.after(turn, messages, ctx.now())
-        if exists and summon != task.summon:
-            after = replace(after, task=task.model_copy(update={"summon": summon}))
-        change = await protocol.decide(after, turn, run)
-        applied = await ctx.store.apply(change)
+        after, change, applied = await _decide_and_apply(ctx, protocol, before, turn, run)
         kept.keep_after(after.history, change, applied)
         if applied is None:
             await _keep(ctx, task, turn, run, "the task changed while the turn ran")
@@ -264,6 +259,39 @@ async def step(
         reason = ctx.stop_reasons.pop(task.id, "the engine stopped while it ran")
         await asyncio.shield(_keep(ctx, task, turn, run, reason))
         raise
+
+
+async def _decide_and_apply(
+    ctx: Ctx, protocol: Protocol, before: Step, turn: Turn, run: RunOutcome
+) -> tuple[Step, Change, Task | None]:
+    """The protocol's decision on the run, applied. People may have written, or called the
+    arbiter, while the turn ran: the change carries what the decision saw, and the store writes
+    it only when nothing came since (in the same round trip); else the decision is made again
+    with what came. After MAX_REDECIDE such misses the change is applied on what it saw (what
+    came is read by the next step, as a message written just after a decision always was). A
+    protocol whose decision on this turn must be made once (`decides_once`) reads first."""
+    task, history, summon = before.task, before.history, before.task.summon
+    guarded = MAX_REDECIDE
+    once = getattr(protocol, "decides_once", None)
+    if once is not None and once(before, turn):
+        # This decision acts outside its change (the pair's wrap-up commits the approved
+        # tree): it is made once, on what people did while the turn ran, read first.
+        written, now_summon, exists = await ctx.store.since_run(task.id, last_message_id(history))
+        history = with_messages(history, written)
+        summon = now_summon if exists else summon
+        guarded = 0
+    for attempt in range(guarded + 1):
+        after = before.after(turn, history.messages, ctx.now())
+        if summon != task.summon:
+            after = replace(after, task=task.model_copy(update={"summon": summon}))
+        change = await protocol.decide(after, turn, run)
+        if attempt < guarded:
+            change.seen_message, change.seen_summon = last_message_id(history), summon
+        applied = await ctx.store.apply_step(change)
+        if not isinstance(applied, Stale):
+            return after, change, applied
+        history, summon = with_messages(history, applied.messages), applied.summon
+    raise AssertionError("unreachable: the last attempt is applied unguarded")
 
 
 async def step_all(ctx: Ctx, protocol: Protocol, before: Step, starts: list[TurnStart]) -> None:

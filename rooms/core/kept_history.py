@@ -3,8 +3,9 @@
 Reading the whole history before each step made a task's cost quadratic: with 1 MB answers a
 step read 9 ms of rows at round 1 and 138 ms by round 20. While the driver holds the lease only
 two kinds of writers touch the task (rooms/core/protocol.py, `Step.after`): the driver itself,
-which knows what it wrote, and people, whose messages are read by id (`since`) in the same
-round trips that begin a turn and that follow its run. Everything else people do (stop, answer,
+which knows what it wrote, and people, whose messages are read by id (`since`) in the round
+trip that begins a turn, and in the one that ends it when they wrote while it ran (the end is
+then decided again: rooms/store/steps.py). Everything else people do (stop, answer,
 grant) moves the task's version, and so does another engine taking the task over: the kept
 history is valid for one version only, and the driver reads the store again when the task it
 holds is not at that version (a lost race, a restart, another engine's change).

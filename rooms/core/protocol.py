@@ -11,8 +11,12 @@ everything a protocol decides it asks the task's protocol:
   move is in the table).
 
 Each step reads the task (with its counters), the room, the policy and the history once, and
-carries them in one `Step`. After the run the driver reads the task's human messages once more,
-because people may have written while the agent worked; `decide` gets that later `Step`.
+carries them in one `Step`; `decide` gets it as it is after the run (`Step.after`). People may
+write while the agent works: the store writes a decision only when it saw all they wrote, else
+it returns what came and the driver calls `decide` again with it (rooms/store/steps.py), so a
+`decide` may run more than once for one turn and must not act outside its `Change` (reads and
+judgments only), unless the protocol's optional `decides_once(step, turn)` says so for that
+turn: then the driver reads what people did first, and decides once.
 
 A protocol is registered by name (rooms.core.registry) and lives in a folder of its own
 (`rooms/pair/` is the first), so a new one adds files and changes neither the driver nor the

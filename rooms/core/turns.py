@@ -143,8 +143,17 @@ async def run_turn(
         remove_when_finished=remove_when_finished,
     )
     work = asyncio.create_task(_consume(ctx, spec, outcome, progress))
-    keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
-    stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+    keeper: asyncio.Task[None] | None = None
+
+    def keep_lease() -> None:
+        nonlocal keeper
+        keeper = asyncio.create_task(_keep_lease(ctx, task_id, work, outcome))
+
+    # The lease keeper starts at the first heartbeat: a turn that ends before it (an instant
+    # runner, a refusal) costs a timer, not a task that is scheduled, sleeps and is cancelled.
+    first_beat = loop.call_later(ctx.heartbeat_s, keep_lease)
+    stop: asyncio.Future[None] = loop.create_future()
     ctx.turn_interrupts[task_id] = stop
     interrupted = False
     try:
@@ -157,11 +166,14 @@ async def run_turn(
     finally:
         if ctx.turn_interrupts.get(task_id) is stop:
             del ctx.turn_interrupts[task_id]
-        keeper.cancel()
+        first_beat.cancel()
+        if keeper is not None:
+            keeper.cancel()
         if not work.done():
             work.cancel()  # we were cancelled or interrupted: stop the agent
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(work, keeper, return_exceptions=True)
+            running = [work] if keeper is None else [work, keeper]
+            await asyncio.gather(*running, return_exceptions=True)
         if interrupted or outcome.lost_lease:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 async with asyncio.timeout(5):
@@ -260,15 +272,16 @@ async def _take(event: RunEvent, outcome: RunOutcome, progress: Progress) -> Non
 
 async def _keep_lease(ctx: Ctx, task_id: int, work: asyncio.Task[None], o: RunOutcome) -> None:
     """Renew the lease while the turn runs; if it is lost, stop the turn: someone else owns the
-    task now (or it was closed), and two engines must never run the same task."""
+    task now (or it was closed), and two engines must never run the same task. Started at the
+    first heartbeat (`run_turn`): it renews at once, then once a heartbeat."""
     while True:
-        await asyncio.sleep(ctx.heartbeat_s)
         try:
             held = await ctx.store.renew(task_id, ctx.engine_id, ctx.wall(), ctx.lease_s)
         except Exception:
             log.exception("renewing the lease of task %s failed; trying again", task_id)
-            continue
+            held = True  # at the next heartbeat
         if not held:
             o.lost_lease = True
             work.cancel()
             return
+        await asyncio.sleep(ctx.heartbeat_s)

@@ -108,6 +108,11 @@ class PairProtocol:
             change = await after_work_turn(step, turn, run)
         return decided(self.table, step.task, change)
 
+    def decides_once(self, step: Step, turn: Turn) -> bool:
+        """The wrap-up's decision commits the approved tree on the task's branch (outside its
+        `Change`): the driver makes it once, on what people did while the turn ran."""
+        return step.task.status == states.FINALIZE
+
     async def summon(self, step: Step) -> Change:
         """A person's `arbitrate` (rooms.core.summons), taken before the next turn."""
         return summon_change(step)

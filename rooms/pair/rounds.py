@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from functools import partial
 
 from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
 from rooms.base.records import Change, EscalationDraft, FiringDraft
@@ -48,6 +49,11 @@ from rooms.pair.summons import summon_change
 from rooms.pair.wrapups import escalation_after_changed_wrapup
 from rooms.work.workspace import tree_hash
 from rooms.work.worktrees import commit_note
+
+# The detectors run on the event loop when the steps they read are this short (tens of µs, less
+# than a thread hand-off and the loop's wake-up after it); longer ones on a thread (up to
+# TEXT_LIMIT a step they take milliseconds, and the loop would stall for every other task).
+INLINE_CHECK_CHARS = 32 * 1024
 
 
 async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
@@ -88,8 +94,7 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         }
     )
     steps = history.with_turn(done).steps()
-    # Off the event loop: other tasks' turns and lease renewals go on meanwhile.
-    firing = await asyncio.to_thread(
+    detect = partial(
         check,
         steps,
         thresholds,
@@ -100,6 +105,10 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         now=now,
         proceeded=_proceeded_stagnation(history),
     )
+    if sum(len(s.text) for s in steps) <= INLINE_CHECK_CHARS:
+        firing = detect()  # ~50 µs: less than handing it to a thread and back
+    else:  # off the event loop: other tasks' turns and lease renewals go on meanwhile
+        firing = await asyncio.to_thread(detect)
     judged = None
     if firing is None and role == REVIEWER and marker not in STUCK:
         # Nothing in the words or the workspace fired: a cheap judge reads for meaning.

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rooms.base.machine import IllegalTransition, StateTable
-from rooms.base.model import Task
-from rooms.base.records import Change
+from rooms.base.model import Summon, Task
+from rooms.base.records import Change, Message
 from rooms.base.words import CLOSED, SUMMONED, WAITING_HUMAN
+from rooms.store import history_rows
 from rooms.store.rows import Abort, enqueue, enqueue_all, load_task, one, record_event, to_task
 
 Tables = Callable[[str], StateTable]  # a protocol's name → its state table
@@ -62,11 +63,20 @@ def _guarded_task(db: sqlite3.Connection, c: Change) -> _Current:
     if c.event_id and not record_event(db, c.event_id, c.now):
         raise Abort  # this inbound event was handled before
     # Only what the guards need: the task as a model is built once, from the UPDATE's row.
+    # The last message id too, when the change says which it saw: its messages are read only
+    # when there are new ones (rooms/store/steps.py).
+    news = ", (SELECT MAX(m.id) FROM messages m WHERE m.task_id = t.id) AS last_message"
     row = one(
-        db, "SELECT status, version, protocol, lease_owner FROM tasks WHERE id=?", (c.task_id,)
+        db,
+        "SELECT status, version, protocol, lease_owner, summon"
+        + (news if c.seen_message is not None else "")
+        + " FROM tasks t WHERE id=?",
+        (c.task_id,),
     )
     if row is None:
         raise Abort
+    if c.seen_message is not None:
+        _check_news(db, c, c.seen_message, row["last_message"], row["summon"])
     task = _Current(row["status"], row["version"], row["protocol"])
     if c.expect_version is not None and task.version != c.expect_version:
         raise Abort
@@ -77,6 +87,26 @@ def _guarded_task(db: sqlite3.Connection, c: Change) -> _Current:
     if c.event is not None and c.expect_version is None:
         raise ValueError("a status change needs expect_version (compare-and-swap)")
     return task
+
+
+class Stale(Abort):
+    """The change was decided without what people did meanwhile (`Change.seen_message`): the
+    messages written since and the pending summon as it is now, for the decision to be made
+    again. Nothing was written."""
+
+    def __init__(self, messages: list[Message], summon: Summon | None) -> None:
+        super().__init__("stale")
+        self.messages, self.summon = messages, summon
+
+
+def _check_news(
+    db: sqlite3.Connection, c: Change, seen: int, last: int | None, summon_json: str | None
+) -> None:
+    new = last is not None and last > seen
+    messages = history_rows.messages(db, c.task_id, seen) if new else []
+    summon = Summon.model_validate_json(summon_json) if summon_json else None
+    if messages or summon != c.seen_summon:
+        raise Stale(messages, summon)
 
 
 def _insert_verdict(db: sqlite3.Connection, c: Change) -> None:

@@ -1,20 +1,25 @@
 """The store's side of one driver step, in as few round trips as a step needs (issue 28).
 
-A turn of a task we drive costs three round trips to aiosqlite's thread: `begin_step` (the
+A turn of a task we drive costs two round trips to aiosqlite's thread: `begin_step` (the
 guard, the lease renewed, the running turn, and the messages people wrote since the driver
-last looked), `since_run` after the run (the messages written while it ran, and whether
-someone called the arbiter), then `Store.apply` (the turn's end, its usage, the transition,
-the posts, together). The driver keeps the history in memory meanwhile
-(rooms/core/kept_history.py), so nothing is read twice.
+last looked), then `apply_step` after the run (the turn's end, its usage, the transition, the
+posts, together), which first checks that people wrote nothing and called no arbiter while
+the turn ran: when they did, it writes nothing and returns what they did (`Stale`), and the
+driver decides again with it (a third round trip, only then). A decision that acts outside
+its change (the pair's wrap-up commits the approved tree) is made once, after `since_run` has
+read what people did while the turn ran: three round trips for such a turn. The driver keeps
+the history in memory meanwhile (rooms/core/kept_history.py), so nothing is read twice.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from rooms.base.machine import registered_table
 from rooms.base.model import Summon, Task, Turn
-from rooms.base.records import Message
+from rooms.base.records import Change, Message
 from rooms.store import history_rows
+from rooms.store.apply import Stale, apply_change
 from rooms.store.connection import StoreBase
 from rooms.store.rows import Abort, insert_turn
 
@@ -42,18 +47,21 @@ class StepStore(StoreBase):
         summon_guard = " AND summon IS NULL" if task.summon is None else ""
 
         def insert(db: sqlite3.Connection) -> tuple[Turn, list[Message], int]:
+            # The task's last message id comes with the guard: the messages themselves are read
+            # only when there are new ones (rarely: people seldom write between two turns).
             guarded = db.execute(
                 "UPDATE tasks SET turns = turns + 1,"
                 " lease_until = CASE WHEN lease_until > ? THEN lease_until ELSE ? END"
                 " WHERE id=? AND version=? AND lease_owner=? AND lease_until >= ?"
                 + summon_guard
-                + " RETURNING rounds",
-                (wall + lease_s, wall + lease_s, task.id, task.version, owner, wall),
+                + " RETURNING rounds, (SELECT MAX(m.id) FROM messages m WHERE m.task_id = ?)",
+                (wall + lease_s, wall + lease_s, task.id, task.version, owner, wall, task.id),
             ).fetchone()
             if guarded is None:
                 raise Abort
             turn = insert_turn(db, task, role, owner, now, tree_before, resumed_from)
-            messages = history_rows.messages(db, task.id, since_message)
+            new = guarded[1] is not None and guarded[1] > since_message
+            messages = history_rows.messages(db, task.id, since_message) if new else []
             return turn, messages, int(guarded[0])
 
         try:
@@ -64,7 +72,8 @@ class StepStore(StoreBase):
     async def since_run(
         self, task_id: int, since_message: int
     ) -> tuple[list[Message], Summon | None, bool]:
-        """After a run: the messages with an id above `since_message`, the task's pending
+        """After a run whose decision must see everything before it is made (see the module's
+        docstring): the messages with an id above `since_message`, the task's pending
         `arbitrate` (None: none), and whether the task still exists, in one round trip."""
 
         def read(db: sqlite3.Connection) -> tuple[list[Message], Summon | None, bool]:
@@ -74,3 +83,15 @@ class StepStore(StoreBase):
             return messages, summon, row is not None
 
         return await self._read(read)
+
+    async def apply_step(self, change: Change) -> Task | Stale | None:
+        """`Store.apply` for a step's decision, whose `seen_message` (and `seen_summon`) say
+        what people had done when it was decided: the task after the change; or `Stale`, with
+        what people did since (messages, the pending summon as it is now), when the decision
+        missed something (nothing written: decide again); or None when a guard was lost."""
+        try:
+            return await self._transact(lambda db: apply_change(db, change, registered_table))
+        except Stale as stale:
+            return stale
+        except Abort:
+            return None

@@ -115,6 +115,9 @@ class StatementCounter:
         self.count = 0
         self.round_trips = 0
         self.cpu_s = 0.0  # CPU time of the whole process (both threads) over the run
+        # CPU time spent in the store's functions on the database's thread (the SQL, the rows
+        # read back, the hand-off's own share there): the rest of cpu_s is the event loop's.
+        self.db_cpu_s = 0.0
 
     def __call__(self, statement: str) -> None:
         self.count += 1
@@ -125,6 +128,16 @@ class StatementCounter:
             return execute(sql, args)
 
         return traced
+
+    def _timed(self, fn: Any) -> Any:
+        def timed(db: Any) -> Any:
+            started = time.thread_time()
+            try:
+                return fn(db)
+            finally:
+                self.db_cpu_s += time.thread_time() - started
+
+        return timed
 
     async def attach(self, store: Store) -> None:
         backend = store._backend  # the store's one connection and its worker thread
@@ -139,7 +152,7 @@ class StatementCounter:
 
         async def counted(fn: Any) -> Any:
             self.round_trips += 1
-            return await call(fn)
+            return await call(self._timed(fn))
 
         backend.call = counted  # type: ignore[method-assign]
 
@@ -175,6 +188,7 @@ async def run_engine(
     counted = StatementCounter()  # a copy: the counts up to here, not engine.stop's
     counted.cpu_s = time.process_time() - cpu_started
     counted.count, counted.round_trips = counter.count, counter.round_trips
+    counted.db_cpu_s = counter.db_cpu_s
     await engine.stop()
     await store.close()
     gaps = [
@@ -300,6 +314,14 @@ async def main() -> None:
         ),
         ("engine / floor", f"{engine_s / floor_s:.1f}x"),
         ("engine / floor, CPU time", f"{sql.cpu_s / floor_cpu:.1f}x"),
+        # Where a turn's CPU goes (issue 28: which part of the gap is what).
+        ("CPU per turn", f"{sql.cpu_s / turns * 1000:.2f} ms"),
+        ("  on the database thread (store functions, SQL)", f"{sql.db_cpu_s / turns * 1e3:.2f} ms"),
+        (
+            "  on the event loop (engine, hand-offs, outbox)",
+            f"{(sql.cpu_s - sql.db_cpu_s) / turns * 1000:.2f} ms",
+        ),
+        ("floor CPU per write (3 round trips)", f"{floor_cpu / turns * 1000:.2f} ms"),
     ]
     width = max(len(k) for k, _ in rows)
     for key, value in rows:

@@ -390,3 +390,34 @@ async def test_the_periodic_scan_drives_an_open_task_that_no_engine_holds(
                 await asyncio.sleep(0.02)
         assert {c.spec.env["TRIBUNAL_TASK"] for c in kit.runner.calls} == {str(task.id)}
         assert await kit.engine.scan() == []
+
+
+async def test_a_turn_longer_than_its_lease_keeps_it_and_one_taken_over_stops(
+    tmp_path: Path,
+) -> None:
+    """The lease keeper (rooms/core/turns.py, started at the first heartbeat): a turn that runs
+    past several leases still holds its task; once another engine takes the lease over, the
+    running turn is stopped and kept as interrupted, and this engine drives the task no more."""
+    db = str(tmp_path / "shared.db")
+    gate = asyncio.Event()
+    script: Script = {"owner": [Reply(text="DONE", gate=gate)]}
+    async with engine_kit(tmp_path, script, db=db, lease_s=0.3) as kit:
+        await kit.say("@tribunal build it")
+        async with asyncio.timeout(15):
+            await kit.runner.wait_calls(1)
+        await asyncio.sleep(1.0)  # more than three leases
+        other = await Store.open(db)
+        try:
+            assert not await other.claim(1, "other-engine", time.time(), 60.0)  # still held
+            # The lease as a dead engine's would be: expired, so another engine takes it.
+            await other._write("UPDATE tasks SET lease_until=? WHERE id=1", (time.time() - 1,))
+            assert await other.claim(1, "other-engine", time.time(), 60.0)
+        finally:
+            await other.close()
+        async with asyncio.timeout(15):
+            while (await kit.store.turns(1))[0].status == "running":
+                await asyncio.sleep(0.05)
+        [turn] = await kit.store.turns(1)
+        assert turn.status == "interrupted" and "taken over" in (turn.error or "")
+        extras = await kit.store.task_extras(1)
+        assert extras is not None and extras["lease_owner"] == "other-engine"

@@ -10,9 +10,15 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from rooms.base.model import GroupPolicy, Thresholds
+import pytest
+
+from rooms.base.model import GroupPolicy, Thresholds, Turn
+from rooms.base.records import Change
 from rooms.core import registry as protocols
+from rooms.core.protocol import Step
 from rooms.core.registry import register
+from rooms.core.turns import RunOutcome
+from rooms.pair.protocol import PairProtocol
 from tests.fakes.engine_kit import Kit, engine_kit
 from tests.fakes.rulings import ruling_object
 from tests.fakes.runner import Reply, Script, fail, hang, say
@@ -263,8 +269,18 @@ async def test_a_protocol_without_an_arbiter_says_so_and_stores_nothing(tmp_path
 
 
 async def test_arbitrate_during_the_wrap_up_is_ruled_before_the_task_closes(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The wrap-up's decision commits the approved tree: it is made once, having seen the
+    # arbitrate called while the wrap-up ran (a decision that missed it is not made first).
+    decided: list[tuple[int, bool]] = []  # (turn seq, whether a summon was pending)
+    real = PairProtocol.decide
+
+    async def decide(protocol: PairProtocol, step: Step, turn: Turn, run: RunOutcome) -> Change:
+        decided.append((turn.seq, step.task.summon is not None))
+        return await real(protocol, step, turn, run)
+
+    monkeypatch.setattr(PairProtocol, "decide", decide)
     gate = asyncio.Event()
     script: Script = {
         "owner": ["DONE\nbuilt", say("DONE\nwrapped", gate=gate), "DONE\nwrapped again"],
@@ -283,6 +299,7 @@ async def test_arbitrate_during_the_wrap_up_is_ruled_before_the_task_closes(
         assert (task.status, task.arbitrations, task.summon) == ("closed", 1, None)
         closing = [t for t in kit.platform.texts() if "is done and closed" in t]
         assert len(closing) == 1  # only after the second wrap-up
+    assert [d for d in decided if d[0] == 3] == [(3, True)]
 
 
 async def test_a_summon_waits_out_a_question_to_the_people_then_the_arbiter_rules(

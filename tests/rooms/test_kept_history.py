@@ -135,3 +135,37 @@ async def test_history_equals_the_stores_after_another_engine_changed_the_task(
         assert "arbiter" in [t.role for t in turns]
     assert spy.differ == []
     assert ("arbiter", 4) in spy.compared
+
+
+async def test_a_message_written_while_the_turn_runs_reaches_its_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store writes a turn's end only when the decision saw every message people wrote
+    while the turn ran (rooms/store/steps.py `apply_step`): one written meanwhile is in the
+    history of the decision that is applied, and of the next turn."""
+    db = str(tmp_path / "tribunal.db")
+    spy = Spy(monkeypatch, db)
+    decided: list[tuple[int, list[str]]] = []  # (turn seq, the messages its decision saw)
+    real = PairProtocol.decide
+
+    async def decide(protocol: PairProtocol, step: Step, turn: Turn, run: object) -> Change:
+        decided.append((turn.seq, [m.text for m in step.history.messages]))
+        return await real(protocol, step, turn, run)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PairProtocol, "decide", decide)
+    gate = asyncio.Event()
+    script: Script = {
+        "owner": ["DONE\nv1", "DONE\nv2", "DONE\nwrapped"],
+        "reviewer": [Reply(text="CHANGES_REQUESTED\n- one", gate=gate), "APPROVED"],
+    }
+    async with engine_kit(tmp_path, script, db=db) as kit:
+        await kit.say("@tribunal build it")
+        await started(kit, 2)  # the review runs, held
+        await kit.say("a note while the reviewer reads", user="carol", mention=False)
+        gate.set()
+        await kit.settle()
+        assert (await kit.task()).status == "closed"
+    review = [seen for seq, seen in decided if seq == 2]
+    assert review[-1] == ["a note while the reviewer reads"]  # the decision that was applied
+    assert all(seen == ["a note while the reviewer reads"] for seq, seen in decided if seq > 2)
+    assert spy.differ == []
