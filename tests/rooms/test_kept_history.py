@@ -14,10 +14,10 @@ import pytest
 
 from rooms.base.model import Turn
 from rooms.base.records import Change
+from rooms.base.words import SUMMONED
 from rooms.core.protocol import Step
 from rooms.judge.history import History
 from rooms.pair.protocol import PairProtocol
-from rooms.pair.states import SUMMONED
 from rooms.store import Store
 from tests.fakes.engine_kit import engine_kit
 from tests.fakes.runner import Reply, Script, say
