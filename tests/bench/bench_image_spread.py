@@ -15,12 +15,15 @@ base, made first if missing). Two fresh Podman services, each with empty storage
 - copy: `spread_image` from A to the second: the image saved on A into a spool file, loaded
   there (what `tribunal image build` does for every engine after the first).
 
-Printed: seconds of each step and the ratio of each way to the copy. Both new engines and
-their storage are removed at the end.
+Printed: for each round the copy's line, then medians over the rounds (`--repeats`, 2 by
+default, the order of the two ways alternated) and the ratio of each way to the copy. The new
+engines and their storage are removed after each round.
 """
 
 from __future__ import annotations
 
+import argparse
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -46,7 +49,52 @@ def _copy(source: Any, target: Any, name: str, spool: Path) -> tuple[float, floa
     return saved - started, time.perf_counter() - saved
 
 
+def _round(client: Any, base: str, inputs: Any, root: Path, copy_first: bool) -> dict[str, Any]:
+    """One measurement of each way, on two fresh engines, in the order given."""
+    a = docker_host_of(client)
+    first = private_engine(root / "build", share_images=False)
+    second = private_engine(root / "copy", share_images=False)
+    found: dict[str, Any] = {}
+
+    def build_there() -> None:
+        fresh = Endpoint(first.docker_host).connect(timeout=1800)
+        try:
+            found["base"] = _copy(client, fresh, base, root / "base.tar")
+            started = time.perf_counter()
+            build_image(fresh, tag=TEST_IMAGE, base=base, inputs=inputs)
+            found["build"] = time.perf_counter() - started
+        finally:
+            fresh.close()
+
+    def copy_there() -> None:
+        started = time.perf_counter()
+        found["outcomes"] = spread_image(
+            [Endpoint(a), Endpoint(second.docker_host)],
+            TEST_IMAGE,
+            lambda c: build_image(c, tag=TEST_IMAGE, base=base, inputs=inputs),
+            spool_dir=str(root),
+        )
+        found["copy"] = time.perf_counter() - started
+
+    try:
+        first.start()
+        second.start()
+        for step in (copy_there, build_there) if copy_first else (build_there, copy_there):
+            step()
+    finally:
+        first.stop()
+        second.stop()
+        unmount_under(root)
+    outcomes = found["outcomes"]
+    assert [o.action for o in outcomes] == ["up to date", "loaded"], outcomes
+    return found
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=2, help="rounds, alternating the order")
+    repeats = parser.parse_args().repeats
+    rounds = []
     with engine(timeout_s=1800) as client:
         if client is None:
             raise SystemExit("no engine: neither DOCKER_HOST nor podman")
@@ -54,47 +102,25 @@ def main() -> None:
         inputs = default_inputs()
         build_image(client, tag=TEST_IMAGE, base=base, inputs=inputs)
         size = client.images.get(TEST_IMAGE).attrs.get("Size", 0) / 1e9
-        a = docker_host_of(client)
-        with tempfile.TemporaryDirectory(prefix="bench-image-spread-") as tmp:
-            root = Path(tmp)
-            first = private_engine(root / "build", share_images=False)
-            second = private_engine(root / "copy", share_images=False)
-            try:
-                first.start()
-                second.start()
-                fresh = Endpoint(first.docker_host).connect(timeout=1800)
-                try:
-                    base_save, base_load = _copy(client, fresh, base, root / "base.tar")
-                    started = time.perf_counter()
-                    build_image(fresh, tag=TEST_IMAGE, base=base, inputs=inputs)
-                    built = time.perf_counter() - started
-                finally:
-                    fresh.close()
-                started = time.perf_counter()
-                outcomes = spread_image(
-                    [Endpoint(a), Endpoint(second.docker_host)],
-                    TEST_IMAGE,
-                    lambda c: build_image(c, tag=TEST_IMAGE, base=base, inputs=inputs),
-                    spool_dir=tmp,
-                )
-                copied = time.perf_counter() - started
-            finally:
-                first.stop()
-                second.stop()
-                unmount_under(root)
-    assert [o.action for o in outcomes] == ["up to date", "loaded"], outcomes
+        for n in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="bench-image-spread-") as tmp:
+                rounds.append(_round(client, base, inputs, Path(tmp), copy_first=n % 2 == 0))
     print(f"\nthe runner image ({size:.2f} GB) onto one more Podman engine with empty storage")
-    print(f"  {outcomes[1].line}")
-    base_s = base_save + base_load
+    for found in rounds:
+        print(f"  {found['outcomes'][1].line}")
+    copied = statistics.median(f["copy"] for f in rounds)
+    built = statistics.median(f["build"] for f in rounds)
+    base_s = statistics.median(sum(f["base"]) for f in rounds)
     rows = [
         ("copy: save on A + load (spread_image)", copied),
         ("build there, base already there", built),
         ("build there + copy its base first", built + base_s),
     ]
+    print(f"  medians of {repeats} round(s), the order alternated")
     print(f"  {'way':44} {'seconds':>8} {'÷ copy':>7}")
     for name, seconds in rows:
         print(f"  {name:44} {seconds:8.1f} {seconds / copied:6.2f}×")
-    print(f"  (the base alone: saved in {base_save:.1f} s, loaded in {base_load:.1f} s)")
+    print(f"  (the base alone, saved and loaded: {base_s:.1f} s)")
 
 
 if __name__ == "__main__":
