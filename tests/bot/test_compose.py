@@ -198,3 +198,35 @@ def test_the_bots_reach_the_database_and_the_engine_of_the_file(
         assert host.hostname == "engine" and host.port == 2375
     assert services["engine"]["environment"]["DOCKER_TLS_CERTDIR"] == ""  # dind's plain 2375
     assert "ports" not in services["engine"]  # the engine's API stays on the compose network
+
+
+def test_the_build_context_holds_what_the_bot_image_copies_and_no_secret(tmp_path: Path) -> None:
+    """.dockerignore, as the docker SDK (which Compose v1 builds with) applies it: a checkout
+    where the bot ran has .env (tokens), a data folder (every conversation) and .venv."""
+    from docker.utils.build import exclude_paths
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(
+        ROOT, checkout, ignore=shutil.ignore_patterns(".git", ".venv", "*_cache", "tests")
+    )
+    for secret in (".env", ".tribunal/tribunal.db", ".venv/bin/python", "tribunal.toml"):
+        (checkout / secret).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / secret).write_text("not for the image\n")
+    patterns = [
+        line.strip()
+        for line in (checkout / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    sent = exclude_paths(str(checkout), patterns, dockerfile="bot/Dockerfile")
+    copied = re.findall(r"^COPY (.+) \S+$", (ROOT / "bot" / "Dockerfile").read_text(), re.M)
+    for sources in copied:
+        for source in sources.split():
+            assert source in sent or any(p.startswith(f"{source}/") for p in sent), source
+    assert "bot/Dockerfile" in sent
+    tops = {path.split("/")[0] for path in sent}
+    assert tops <= {
+        ".dockerignore",
+        "README.md",
+        "pyproject.toml",
+        *(s for c in copied for s in c.split()),
+    }

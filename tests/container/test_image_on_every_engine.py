@@ -12,6 +12,7 @@ Codex; the archive is still the base's ~0.33 GB).
 from __future__ import annotations
 
 import contextlib
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -80,3 +81,4 @@ def test_image_build_puts_the_image_on_every_engine_and_names_the_one_that_is_do
             docker_client.images.remove(tag)
         b.stop()
         unmount_under(folder)
+        shutil.rmtree(folder, ignore_errors=True)  # B's storage: the image's 0.33 GB
