@@ -7,8 +7,9 @@ entrypoint is our console script and its commands are real subcommands, every va
 file gives the bots is read by the settings, the bots keep their data at TRIBUNAL_DATA on a
 volume of their own, the engine mounts the bots' volumes at the same paths (containers mount
 worktrees and the proxy socket by path), and the database URL matches the database service.
-Nothing is started: the file's images (postgres, docker:dind) come from a container registry,
-which these machines cannot reach (the report of issue 19 says what was tried).
+Nothing is started here: the file's images (postgres, docker:dind) come from a container
+registry, which these machines cannot reach. `python -m tests.fakes.compose` (by hand, minutes)
+starts `db` and `migrate` for real with stand-ins built from the registry-free base.
 """
 
 from __future__ import annotations
