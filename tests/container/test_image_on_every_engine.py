@@ -82,3 +82,29 @@ def test_image_build_puts_the_image_on_every_engine_and_names_the_one_that_is_do
         b.stop()
         unmount_under(folder)
         shutil.rmtree(folder, ignore_errors=True)  # B's storage: the image's 0.33 GB
+
+
+@pytest.mark.usefixtures("small_inputs")
+def test_a_build_that_fails_is_said_once_and_nothing_is_copied(
+    docker_client: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The build's own failure (here a base the engine lacks and cannot pull; its registry is
+    `localhost`, so the pull never leaves this machine) would fail on every engine alike: it is
+    reported once, with what to do, and no other engine is tried."""
+    a = docker_host_of(docker_client)
+    absent = f"unix://{tmp_path}/absent.sock"
+    tag = f"localhost/tribunal-spread-test:{uuid.uuid4().hex[:8]}"
+    bot_settings(monkeypatch, tmp_path, tag, [absent, a])
+    base = "localhost:9/tribunal-absent-base:none"
+    assert main(["image", "build", "--base", base, "--tag", tag]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"engine {absent}: not reachable (No such file or directory): skipped"
+    ]
+    assert "tribunal image: image build failed" in err
+    assert f"The base image {base} is not on the engine and could not be pulled" in err
+    with pytest.raises(Exception):  # noqa: B017  (ImageNotFound: nothing was tagged)
+        docker_client.images.get(tag)
