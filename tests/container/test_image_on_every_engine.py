@@ -6,7 +6,10 @@ with Podman's layer cache). Engine B is a second Podman service with empty stora
 (tests/fakes/podman.py `private_engine(share_images=False)`, as a new host): it gets the image
 by save and load. A third engine's socket does not exist. The image is the cut-down one of
 `small_inputs` (the real Dockerfile through the same code, without the 800 MB of wheels and
-Codex; the archive is still the base's ~0.33 GB).
+Codex; the archive is still the base's ~0.33 GB). Run again, nothing is built or copied.
+
+Also: a build that fails (the same on every engine) is said once and nothing is copied; with
+every engine down, each is named and nothing is fetched or built.
 """
 
 from __future__ import annotations
@@ -108,3 +111,18 @@ def test_a_build_that_fails_is_said_once_and_nothing_is_copied(
     assert f"The base image {base} is not on the engine and could not be pulled" in err
     with pytest.raises(Exception):  # noqa: B017  (ImageNotFound: nothing was tagged)
         docker_client.images.get(tag)
+
+
+def test_with_every_engine_down_each_is_named_and_nothing_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    down = [f"unix://{tmp_path}/{name}.sock" for name in ("one", "two")]
+    bot_settings(monkeypatch, tmp_path, "localhost/tribunal-spread-test:none", down)
+    assert main(["image", "build", "--base", "localhost/none", "--tag", "t:x"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"engine {host}: not reachable (No such file or directory): skipped" for host in down
+    ]
+    assert err.splitlines()[-1].startswith(
+        f"tribunal image: t:x is not on 2 of 2 engines: {down[0]}, {down[1]}; "
+    )
