@@ -6,6 +6,10 @@ a running bot serves on `<data>/engine/podman.sock`, else one started for the bu
 probe container) and stopped again. On the bot's own engine the default base is the
 registry-free debootstrap one (container/base_image.py), as the bot builds it at its start.
 No usable engine is one line that says what to do, never the docker SDK's dump.
+
+With `[docker] engines`, `build` puts the image on every engine of the list: built on the first
+that answers, loaded into the others (container/image_spread.py), one line per engine; an engine
+that is down is skipped, and the exit status is 1 naming it.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from bot.backend import engine_address, short_reason
+from bot.backend import engine_address, engine_endpoints, probe_endpoint, short_reason
 from bot.engine_owned import (
     OwnedEngineError,
     engine_folder,
@@ -27,7 +31,9 @@ from bot.engine_owned import (
 )
 from bot.settings import Settings, load_settings
 from container.docker_backend import connect
+from container.endpoints import Endpoint
 from container.image import DEFAULT_BASE, DEFAULT_TAG, ImageError, build_image, default_inputs
+from container.image_spread import spread_image
 from container.podman_service import SOCKET_NAME, answers, podman_installed
 
 BUILD_TIMEOUT_S = 1800
@@ -50,6 +56,8 @@ def add_image_command(sub: Any) -> None:
 
 def _build(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
+    if settings.docker.engines:
+        return _build_on_every_engine(args, settings)
     try:
         with engine_for_build(settings) as (host, owned):
             client = connect(host, timeout=BUILD_TIMEOUT_S)
@@ -80,6 +88,47 @@ def _build(args: argparse.Namespace) -> int:
         print(f"tribunal image: the engine failed: {short_reason(exc)}", file=sys.stderr)
         return 1
     print(f"built {args.tag} ({image_id})")
+    return 0
+
+
+def _build_on_every_engine(args: argparse.Namespace, settings: Settings) -> int:
+    """`[docker] engines`: built once, loaded into the others (container/image_spread.py); one
+    line per engine on stdout; exit 1 naming every engine left without the image."""
+    endpoints = engine_endpoints(settings)
+    base = args.base or DEFAULT_BASE
+    say(sys.stderr, f"building {args.tag} FROM {base} on the first of {len(endpoints)} engines")
+
+    def build(client: Any) -> str:
+        return build_image(
+            client,
+            tag=args.tag,
+            base=base,
+            context_dir=args.context_dir,
+            inputs=default_inputs(fetch=True),
+            log=lambda line: print(line, end="", file=sys.stderr),
+        )
+
+    def probe(endpoint: Endpoint) -> str | None:  # the doctor's words for a down engine
+        found = probe_endpoint(endpoint, endpoint.name, args.tag, name=False)
+        return None if found.reachable else found.error
+
+    try:
+        outcomes = spread_image(
+            endpoints, args.tag, build, connect_timeout_s=BUILD_TIMEOUT_S, say=print, probe=probe
+        )
+    except ImageError as exc:
+        print(f"tribunal image: {exc}", file=sys.stderr)
+        return 1
+    missing = [o for o in outcomes if not o.ok]
+    if missing:
+        names = ", ".join(o.engine for o in missing)
+        print(
+            f"tribunal image: {args.tag} is not on {len(missing)} of {len(outcomes)} engines: "
+            f"{names}; the bot drains an engine without it until it is there (run this again "
+            "once they answer)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -52,7 +52,7 @@ def check_one(settings: Settings, endpoint: Endpoint) -> Check:
             name,
             False,
             f"answers, but has no image {image} ({probe.image_error}): build or load it there "
-            f"(`tribunal image build` builds on DOCKER_HOST); drained until then",
+            f"(`tribunal image build` puts it on every engine); drained until then",
             required=False,
         )
     data = settings.data.resolve()

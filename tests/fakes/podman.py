@@ -89,12 +89,16 @@ def default_graphroot() -> str:
     return found.stdout.strip()
 
 
-def private_engine(folder: Path) -> PodmanService:
+def private_engine(folder: Path, *, share_images: bool = True) -> PodmanService:
     """A Podman service (not started) with storage of its own in `folder`, whose images are the
-    default store's, read-only."""
+    default store's, read-only (with `share_images`; else it starts with no image at all, as a
+    new host: tests/bench/bench_image_spread.py)."""
     folder.mkdir(parents=True, exist_ok=True)
     conf = folder / "storage.conf"
-    conf.write_text(PRIVATE_STORAGE_CONF.format(root=folder, images=default_graphroot()))
+    text = PRIVATE_STORAGE_CONF.format(root=folder, images=default_graphroot())
+    if not share_images:
+        text = text.partition("[storage.options]")[0]
+    conf.write_text(text)
     return PodmanService(folder / "service", env={"CONTAINERS_STORAGE_CONF": str(conf)})
 
 
