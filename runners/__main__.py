@@ -1,7 +1,8 @@
 """`python -m runners claude|codex|command`: run one turn of the named type (DESIGN §6).
 
 The type is chosen at exec time (`command` runs the engine's checks with no model:
-runners/command.py); each type's module has a `main() -> int`. A missing or unknown type is
+runners/command.py); each type's module has a `main() -> int`. `--warm` instead of a type starts
+a spare runner, which learns its type with its turn (runners/warm.py). A missing or unknown type is
 answered on stdout with a protocol `error` event (and exit status 2), so the host sees why
 even when it reads nothing but the event stream.
 """
@@ -12,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Callable
 
-from runners.protocol import PROTOCOL, encode, error
+from runners.protocol import PROTOCOL, WARM, encode, error
 
 AGENTS = {"claude": "runners.claude", "codex": "runners.codex", "command": "runners.command"}
 EXIT_USAGE = 2
@@ -27,8 +28,13 @@ def _fail(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == [WARM]:
+        from runners import warm
+
+        return warm.main()
     if len(args) != 1 or args[0] not in AGENTS:
-        return _fail(f"usage: python -m runners {{{'|'.join(AGENTS)}}} (got {args!r})")
+        usage = f"python -m runners {{{'|'.join(AGENTS)}}} or {WARM}"
+        return _fail(f"usage: {usage} (got {args!r})")
     module_name = AGENTS[args[0]]
     try:
         module = importlib.import_module(module_name)

@@ -1,0 +1,207 @@
+"""Spare runners for the LocalBackend: a runner's start paid before its turn, not in it (issue 28).
+
+A local turn used to start `python -P -m runners <agent>` and wait for the interpreter and its
+imports (~0.15–0.5 s, more than a third of a bare Claude Code turn) before the agent CLI could
+start. A spare is `python -P -m runners --warm` (runners/warm.py) started ahead in the
+background: past its imports, blocked reading its stdin. A turn takes it and hands it a
+`TurnSetup` line (agent, folder, environment), then the request.
+
+The environment: a spare starts with only what every turn shares, the allow-listed host
+variables and the backend's own `env` (container/limits.runner_env; never a turn's HOME or its
+`spec.env`: no model key, no run token), in `/`. Each turn's whole environment is computed
+when the turn starts, exactly as for a runner started for it, and sent with the setup; the
+spare replaces its own with it. What the interpreter read when it started cannot be replaced
+(`PYTHON*` variables, the locale: `STARTUP_NAMES`), so a spare is keyed by its environment:
+it is given a turn only when the shared environment is still the one it started with and the
+turn's values of the startup names are the spare's; otherwise it is dismissed and the turn
+starts a runner of its own, as before.
+
+The cap: a spare is a process, though not a running turn. Spares are only started while the
+runners alive (turns holding a runner slot, container/slots.py) plus the spares stay within
+`turns_at_once`, and at most `most` of them (default 1); a turn that gets a slot takes a
+spare or dismisses it before it starts a runner of its own, so the processes never outnumber
+the slots: 20 tasks at once start at most `turns_at_once` runners.
+
+A spare that died (noticed when taken: it exited, or its stdout ended), hung (it does not
+acknowledge the setup within `ack_timeout_s`) or was killed is SIGKILLed with its process
+group and session and the turn starts a runner of its own; a new spare replaces it. A spare
+that took its turn is supervised as any runner (container/local.py): stop, cancel, the
+timeouts and the group kill are the same, and it dies with the bot (container/parent_death.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from container.parent_death import die_with_parent
+from container.sessions import kill_session
+from runners.protocol import RunRequest, TurnSetup, encode
+
+log = logging.getLogger(__name__)
+
+# Read by the interpreter when it starts (module search path, hash seed, UTF-8 mode, the
+# locale): a spare started with other values cannot take them on later.
+STARTUP_PREFIX = "PYTHON"
+STARTUP_LOCALE = ("LANG", "LC_ALL", "LC_CTYPE")
+ACK = b"\n"  # what a spare answers its setup with (runners/warm.py)
+SPARE_CWD = "/"  # not a workspace: the spare learns its folder with its turn
+
+
+def startup_part(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `env` the interpreter reads at its start."""
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_PREFIX) or k in STARTUP_LOCALE}
+
+
+@dataclass
+class Spare:
+    proc: asyncio.subprocess.Process
+    env: dict[str, str]  # what it was started with: the shared part only
+    loop: asyncio.AbstractEventLoop
+
+
+class SparePool:
+    """Up to `most` spare runners of `argv`, for the event loop that started them."""
+
+    def __init__(self, argv: Sequence[str], *, most: int = 1, ack_timeout_s: float = 10.0):
+        if most < 0:
+            raise ValueError(f"spare runners cannot be fewer than 0 (got {most})")
+        self.argv = list(argv)
+        self.most = most
+        self.ack_timeout_s = ack_timeout_s
+        self._idle: list[Spare] = []
+        self._starting = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def count(self) -> int:
+        """Spares alive or being started."""
+        return len(self._idle) + self._starting
+
+    def refill(self, shared_env: Mapping[str, str], room: int) -> None:
+        """Start spares in the background, up to `most` and to `room` (the slots no runner
+        holds)."""
+        if self.most == 0:
+            return
+        loop = asyncio.get_running_loop()
+        self._dismiss_where(lambda s: s.loop is not loop or s.env != shared_env)
+        while self.count < min(self.most, room):
+            self._starting += 1
+            task = loop.create_task(self._start(dict(shared_env), loop))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _start(self, env: dict[str, str], loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=SPARE_CWD,
+                env=env,
+                start_new_session=True,  # its own group and session, as any runner's
+                preexec_fn=die_with_parent(),
+            )
+        except OSError as exc:
+            log.warning("could not start a spare runner %r: %s", self.argv, exc)
+            return
+        finally:
+            self._starting -= 1
+        self._idle.append(Spare(proc, env, loop))
+
+    def take(self, shared_env: Mapping[str, str], turn_env: Mapping[str, str]) -> Spare | None:
+        """A living spare that may run a turn with `turn_env`, or None. Spares that may not
+        (dead, of another event loop, of another environment) are dismissed: the turn will
+        start a runner of its own, and the cap counts the two."""
+        loop = asyncio.get_running_loop()
+        wanted = startup_part(turn_env)
+        self._dismiss_where(
+            lambda s: (
+                s.loop is not loop
+                or s.proc.returncode is not None
+                or s.env != shared_env
+                or startup_part(s.env) != wanted
+            )
+        )
+        return self._idle.pop(0) if self._idle else None
+
+    async def hand_over(
+        self, spare: Spare, setup: TurnSetup, request: RunRequest
+    ) -> asyncio.subprocess.Process | None:
+        """Give `spare` its turn: the setup and request lines, then stdin closed. Returns the
+        process once it acknowledged the setup; None when it did not within `ack_timeout_s`
+        (died, hung, or its pipes are gone): it is killed, the caller starts a runner of its
+        own."""
+        proc = spare.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            async with asyncio.timeout(self.ack_timeout_s):
+                proc.stdin.write(encode(setup).encode() + encode(request).encode())
+                await proc.stdin.drain()
+                proc.stdin.close()
+                answer = await proc.stdout.readline()
+        except (TimeoutError, ConnectionError, ValueError) as exc:
+            answer, why = b"", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        else:
+            why = "its output ended" if not answer else f"it answered {answer[:80]!r}"
+        if answer == ACK:
+            return proc
+        log.warning("a spare runner did not take its turn (%s); starting a runner for it", why)
+        await _kill(spare)
+        return None
+
+    async def close(self) -> None:
+        """Dismiss every spare and wait for them to end."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        spares, self._idle = self._idle, []
+        loop = asyncio.get_running_loop()
+        for spare in spares:
+            if spare.loop is loop:
+                await _kill(spare)
+            else:
+                _signal(spare)
+
+    def _dismiss_where(self, condition: Callable[[Spare], bool]) -> None:
+        keep: list[Spare] = []
+        for spare in self._idle:
+            if condition(spare):
+                _signal(spare)
+                if spare.loop is asyncio.get_running_loop():
+                    # Reaped in the background: killed, it is no process the cap counts.
+                    task = spare.loop.create_task(_reap(spare))
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
+            else:
+                keep.append(spare)
+        self._idle = keep
+
+
+def _signal(spare: Spare) -> None:
+    """SIGKILL the spare's group and session (it may have started nothing yet: cheap)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(spare.proc.pid, signal.SIGKILL)
+    kill_session(spare.proc.pid)
+
+
+async def _reap(spare: Spare) -> None:
+    await spare.proc.wait()
+    _close_transport(spare.proc)
+
+
+async def _kill(spare: Spare) -> None:
+    _signal(spare)
+    await _reap(spare)
+
+
+def _close_transport(proc: asyncio.subprocess.Process) -> None:
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
