@@ -169,7 +169,7 @@ class LocalBackend:
             # The runner works where the backend put it, not at the container path /workspace.
             request = request.model_copy(update={"cwd": spec.workspace})
         proc = None
-        spare = self.spares.take(self.shared_env(), env)
+        spare = await self.spares.take(self.shared_env(), env)
         if spare is not None:
             setup = TurnSetup(agent=spec.agent, cwd=spec.workspace or os.getcwd(), env=env)
             proc = await self.spares.hand_over(spare, setup, request)

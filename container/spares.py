@@ -75,13 +75,17 @@ class SparePool:
         self.most = most
         self.ack_timeout_s = ack_timeout_s
         self._idle: list[Spare] = []
-        self._starting = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._starting: set[asyncio.Task[None]] = set()
+        self._reaping: set[asyncio.Task[None]] = set()
+
+    def pids(self) -> list[int]:
+        """The process ids of the spares waiting for a turn."""
+        return [spare.proc.pid for spare in self._idle]
 
     @property
     def count(self) -> int:
         """Spares alive or being started."""
-        return len(self._idle) + self._starting
+        return len(self._idle) + len(self._starting)
 
     def refill(self, shared_env: Mapping[str, str], room: int) -> None:
         """Start spares in the background, up to `most` and to `room` (the slots no runner
@@ -91,10 +95,9 @@ class SparePool:
         loop = asyncio.get_running_loop()
         self._dismiss_where(lambda s: s.loop is not loop or s.env != shared_env)
         while self.count < min(self.most, room):
-            self._starting += 1
             task = loop.create_task(self._start(dict(shared_env), loop))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
 
     async def _start(self, env: dict[str, str], loop: asyncio.AbstractEventLoop) -> None:
         try:
@@ -111,24 +114,32 @@ class SparePool:
         except OSError as exc:
             log.warning("could not start a spare runner %r: %s", self.argv, exc)
             return
-        finally:
-            self._starting -= 1
         self._idle.append(Spare(proc, env, loop))
 
-    def take(self, shared_env: Mapping[str, str], turn_env: Mapping[str, str]) -> Spare | None:
-        """A living spare that may run a turn with `turn_env`, or None. Spares that may not
-        (dead, of another event loop, of another environment) are dismissed: the turn will
-        start a runner of its own, and the cap counts the two."""
+    async def take(
+        self, shared_env: Mapping[str, str], turn_env: Mapping[str, str]
+    ) -> Spare | None:
+        """A living spare that may run a turn with `turn_env`, or None. A spare being started
+        is waited for (a fork and exec); spares that may not run it (dead, of another event
+        loop, of another environment) are dismissed and waited for until they are gone: the
+        turn then starts a runner of its own, which the cap counts instead."""
         loop = asyncio.get_running_loop()
+        starting = {task for task in self._starting if task.get_loop() is loop}
+        if starting:
+            await asyncio.wait(starting)
         wanted = startup_part(turn_env)
-        self._dismiss_where(
-            lambda s: (
-                s.loop is not loop
-                or s.proc.returncode is not None
-                or s.env != shared_env
-                or startup_part(s.env) != wanted
+
+        def unfit(spare: Spare) -> bool:
+            return (
+                spare.loop is not loop
+                or spare.proc.returncode is not None
+                or spare.env != shared_env
+                or startup_part(spare.env) != wanted
             )
-        )
+
+        dismissed = self._dismiss_where(unfit)
+        if dismissed:
+            await asyncio.wait(dismissed)
         return self._idle.pop(0) if self._idle else None
 
     async def hand_over(
@@ -158,30 +169,30 @@ class SparePool:
 
     async def close(self) -> None:
         """Dismiss every spare and wait for them to end."""
-        for task in list(self._tasks):
+        for task in list(self._starting):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        spares, self._idle = self._idle, []
-        loop = asyncio.get_running_loop()
-        for spare in spares:
-            if spare.loop is loop:
-                await _kill(spare)
-            else:
-                _signal(spare)
+        await asyncio.gather(*self._starting, return_exceptions=True)
+        await asyncio.gather(*self._dismiss_where(lambda s: True), return_exceptions=True)
+        await asyncio.gather(*self._reaping, return_exceptions=True)
 
-    def _dismiss_where(self, condition: Callable[[Spare], bool]) -> None:
+    def _dismiss_where(self, condition: Callable[[Spare], bool]) -> set[asyncio.Task[None]]:
+        """SIGKILL the spares `condition` is true of; returns the tasks that reap them (those
+        of this event loop: one of another loop, closed or not, is only signalled)."""
         keep: list[Spare] = []
+        reaping: set[asyncio.Task[None]] = set()
+        loop = asyncio.get_running_loop()
         for spare in self._idle:
-            if condition(spare):
-                _signal(spare)
-                if spare.loop is asyncio.get_running_loop():
-                    # Reaped in the background: killed, it is no process the cap counts.
-                    task = spare.loop.create_task(_reap(spare))
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-            else:
+            if not condition(spare):
                 keep.append(spare)
+                continue
+            _signal(spare)
+            if spare.loop is loop:
+                task = loop.create_task(_reap(spare))
+                self._reaping.add(task)
+                task.add_done_callback(self._reaping.discard)
+                reaping.add(task)
         self._idle = keep
+        return reaping
 
 
 def _signal(spare: Spare) -> None:
