@@ -385,7 +385,10 @@ async def running_backend(
             # The local runners reach the models through the proxy too: it checks that each
             # turn's final answer is the model's (container/proxy/finals.py).
             local = await stack.enter_async_context(running_local_proxy(settings))
-            runner = ProxiedRunner(make_backend(settings, choice), local, local_endpoint(local))
+            backend = make_backend(settings, choice)
+            if isinstance(backend, LocalBackend):  # its spare runners end with it
+                stack.push_async_callback(backend.close)
+            runner = ProxiedRunner(backend, local, local_endpoint(local))
             yield runner, choice
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))

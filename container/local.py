@@ -11,6 +11,13 @@ workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the
 At most `turns_at_once` runners live at once (container/slots.py; default from the CPUs and
 memory); a turn past that waits for a slot, and says so with a `queued` event.
 
+A turn runs on a spare runner when one fits (container/spares.py: `python -P -m runners --warm`,
+started ahead with only the environment every turn shares, in `/`): it is handed a `TurnSetup`
+line with the turn's agent, folder and whole environment (computed here per turn, as for a
+runner started for it), then the request. Spares count against `turns_at_once` with the
+running turns; `spares=0` turns them off, and a `command` of a test's own never has any.
+Otherwise the runner is started for the turn, as described next.
+
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
 arrive. Rules, the same for every run (the first two shared with the DockerBackend:
 container/supervision.py):

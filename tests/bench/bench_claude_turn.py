@@ -2,7 +2,7 @@
 LocalBackend, against the same CLI run bare, in the same run, against the fake Messages API on
 loopback (it answers at once). Not a test: run it by hand and read the numbers.
 
-    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR]
+    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR] [--pause 1]
 
 The bare CLI is given exactly the command line, environment and stdin the runner gives it
 (runners/claude.py `command`, `environment`, `input_lines`) and is read to its end: the ratio is
@@ -11,7 +11,13 @@ what Tribunal adds to a turn (the runner's start, its protocol, the backend). Th
 median of the pairwise ratios, for a text-only turn and for a turn with one Edit (2 model
 calls). `--today DIR` adds a third column, alternated with the two: the runner package of
 another checkout (e.g. `git archive` of the code before a change, unpacked in DIR), run by the
-same backend. By exec in a container: tests/bench/bench_containers.py.
+same backend (with no spare runner: a `command` of its own). By exec in a container:
+tests/bench/bench_containers.py.
+
+The runner column runs on the LocalBackend's spare runners (container/spares.py), as the bot
+does: its first turn (a warm-up, not counted) starts a runner of its own and a spare, and each
+turn then takes the spare and starts the next one while it runs. Every turn of every column is
+followed by `--pause` seconds, so that a spare's start falls in no other column's turn.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ def cells(runner: list[float], bare: list[float]) -> str:
     )
 
 
-async def main(repeats: int, today: str | None) -> None:
+async def main(repeats: int, today: str | None, pause: float = 1.0) -> None:
     cli = find_cli()
     assert cli is not None, "no Claude Code binary (claude-agent-sdk's bundled one)"
     backends = {"runner": LocalBackend()}
@@ -103,16 +109,21 @@ async def main(repeats: int, today: str | None) -> None:
             bare_turn(turn_spec(fake, ws, home, edit=edit), cli)
             for _ in range(repeats):
                 bare.append(bare_turn(turn_spec(fake, ws, home, edit=edit), cli))
+                await asyncio.sleep(pause)
                 for name, backend in backends.items():
                     spec = turn_spec(fake, ws, home, edit=edit)
                     times[name].append(await runner_turn(spec, backend))
+                    await asyncio.sleep(pause)
             row = "".join(f" | {cells(times[name], bare):>28}" for name in backends)
             print(f"{label:<26} {statistics.median(bare):>7.3f}s{row}")
+    for backend in backends.values():
+        await backend.close()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--today", help="a folder with another checkout's runners package")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds after each turn")
     args = parser.parse_args()
-    asyncio.run(main(args.repeats, args.today))
+    asyncio.run(main(args.repeats, args.today, args.pause))
