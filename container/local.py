@@ -132,12 +132,10 @@ class LocalBackend:
         self.secrets = frozenset(secrets)
         self.clock = clock
         self.slots = TurnSlots(turns_at_once)
-        # Spare runners started ahead (container/spares.py); not for a `command` of a test's
-        # own, which knows nothing of `--warm`.
+        # Spare runners started ahead (container/spares.py); never while a `command` of a
+        # test's own is set, which knows nothing of `--warm`.
         warm = [self.python, "-P", "-m", self.runner_module, WARM]
-        self.spares = SparePool(
-            warm, most=spares if self.command is None else 0, ack_timeout_s=spare_ack_s
-        )
+        self.spares = SparePool(warm, most=spares, ack_timeout_s=spare_ack_s)
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
@@ -163,7 +161,8 @@ class LocalBackend:
         return runner_env(os.environ, self.env, secrets=self.secrets)[0]
 
     def _refill_spares(self) -> None:
-        self.spares.refill(self.shared_env(), self.slots.size - self.slots.running)
+        if self.command is None:
+            self.spares.refill(self.shared_env(), self.slots.size - self.slots.running)
 
     async def _run_one(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env, refused = runner_env(
@@ -176,7 +175,7 @@ class LocalBackend:
             # The runner works where the backend put it, not at the container path /workspace.
             request = request.model_copy(update={"cwd": spec.workspace})
         proc = None
-        spare = await self.spares.take(self.shared_env(), env)
+        spare = None if self.command else await self.spares.take(self.shared_env(), env)
         if spare is not None:
             setup = TurnSetup(agent=spec.agent, cwd=spec.workspace or os.getcwd(), env=env)
             proc = await self.spares.hand_over(spare, setup, request)

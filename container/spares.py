@@ -77,6 +77,7 @@ class SparePool:
         self._idle: list[Spare] = []
         self._starting: set[asyncio.Task[None]] = set()
         self._reaping: set[asyncio.Task[None]] = set()
+        self.closed = False  # no spare is started any more
 
     def pids(self) -> list[int]:
         """The process ids of the spares waiting for a turn."""
@@ -89,10 +90,14 @@ class SparePool:
 
     def refill(self, shared_env: Mapping[str, str], room: int) -> None:
         """Start spares in the background, up to `most` and to `room` (the slots no runner
-        holds)."""
-        if self.most == 0:
+        holds). Outside a running event loop (a turn's generator finalized late) or once
+        closed, nothing is started."""
+        if self.most == 0 or self.closed:
             return
-        loop = asyncio.get_running_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
         self._dismiss_where(lambda s: s.loop is not loop or s.env != shared_env)
         while self.count < min(self.most, room):
             task = loop.create_task(self._start(dict(shared_env), loop))
@@ -157,6 +162,9 @@ class SparePool:
                 await proc.stdin.drain()
                 proc.stdin.close()
                 answer = await proc.stdout.readline()
+        except asyncio.CancelledError:  # the turn was stopped during the hand-over
+            self._dismiss(spare)
+            raise
         except (TimeoutError, ConnectionError, ValueError) as exc:
             answer, why = b"", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         else:
@@ -168,7 +176,8 @@ class SparePool:
         return None
 
     async def close(self) -> None:
-        """Dismiss every spare and wait for them to end."""
+        """Dismiss every spare and wait for them to end; start none any more."""
+        self.closed = True
         for task in list(self._starting):
             task.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
@@ -180,19 +189,25 @@ class SparePool:
         of this event loop: one of another loop, closed or not, is only signalled)."""
         keep: list[Spare] = []
         reaping: set[asyncio.Task[None]] = set()
-        loop = asyncio.get_running_loop()
         for spare in self._idle:
             if not condition(spare):
                 keep.append(spare)
                 continue
-            _signal(spare)
-            if spare.loop is loop:
-                task = loop.create_task(_reap(spare))
-                self._reaping.add(task)
-                task.add_done_callback(self._reaping.discard)
+            task = self._dismiss(spare)
+            if task is not None:
                 reaping.add(task)
         self._idle = keep
         return reaping
+
+    def _dismiss(self, spare: Spare) -> asyncio.Task[None] | None:
+        """SIGKILL `spare`; the task that reaps it when it is of this event loop."""
+        _signal(spare)
+        if spare.loop is not asyncio.get_running_loop():
+            return None
+        task = spare.loop.create_task(_reap(spare))
+        self._reaping.add(task)
+        task.add_done_callback(self._reaping.discard)
+        return task
 
 
 def _signal(spare: Spare) -> None:

@@ -166,6 +166,29 @@ async def test_stopping_a_turn_on_a_spare_ends_all_of_it(tmp_path: Path) -> None
         await backend.close()
 
 
+async def test_a_turn_stopped_during_the_hand_over_takes_its_spare_along(
+    tmp_path: Path,
+) -> None:
+    backend = local(spare_ack_s=30.0)
+    try:
+        await runner_of(backend, tmp_path)
+        spare = await a_spare(backend)
+        os.kill(spare, signal.SIGSTOP)  # the hand-over waits for its answer
+        turn = asyncio.ensure_future(runner_of(backend, tmp_path))
+        await asyncio.sleep(0.5)
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        await until(lambda: not alive(spare), 10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(spare, signal.SIGKILL)
+        await backend.close()
+    await runner_of(backend, tmp_path)  # a closed backend still runs turns, with no spare
+    await asyncio.sleep(0.2)
+    assert backend.spares.count == 0
+
+
 async def test_spares_count_against_turns_at_once(tmp_path: Path) -> None:
     cap, turns = 3, 12
     backend = local(turns_at_once=cap)
