@@ -259,6 +259,11 @@ def docker_config(settings: Settings, proxy_socket_dir: Path | None = None) -> D
     )
 
 
+# Spare runners the local backend keeps started ahead (container/spares.py): one hides a
+# runner's start from the next turn; more would only help bursts, and each is an idle process.
+LOCAL_SPARES = 1
+
+
 def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Runner:
     """The runner backend of the choice (made by `choose_backend` when not given), before
     credentials are added. A DockerBackend comes bare: `running_backend` is what starts and
@@ -274,6 +279,7 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
         homes=str(homes),
         secrets=platform_secrets(),
         turns_at_once=settings.limits.turns_at_once,
+        spares=LOCAL_SPARES,
     )
 
 

@@ -15,7 +15,9 @@ A turn runs on a spare runner when one fits (container/spares.py: `python -P -m 
 started ahead with only the environment every turn shares, in `/`): it is handed a `TurnSetup`
 line with the turn's agent, folder and whole environment (computed here per turn, as for a
 runner started for it), then the request. Spares count against `turns_at_once` with the
-running turns; `spares=0` turns them off, and a `command` of a test's own never has any.
+running turns. The bot asks for one (bot/backend.py); the default is none (a backend made
+in passing, as tests do, leaves no idle process behind), and a `command` of a test's own never
+has any.
 Otherwise the runner is started for the turn, as described next.
 
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
@@ -115,7 +117,7 @@ class LocalBackend:
         clock: Callable[[], float] | None = None,
         secrets: Iterable[str] = (),
         turns_at_once: int | None = None,
-        spares: int = 1,
+        spares: int = 0,
         spare_ack_s: float = 10.0,
     ) -> None:
         self.python = python

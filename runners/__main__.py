@@ -9,7 +9,9 @@ even when it reads nothing but the event stream.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable
 
@@ -46,5 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     return entry()
 
 
+def exit_now(status: int) -> None:
+    """End the process with `status` once stdout and stderr are flushed, without the
+    interpreter's finalization: the turn is over (its loop closed, its processes killed,
+    runners/_io.py), and tearing down pydantic and asyncio module by module took 40–100 ms of
+    every turn after its answer, a tenth of a bare Claude Code turn (issue 28)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(status)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+from bot.backend import LOCAL_SPARES
 from container.local import LocalBackend
 from runners.claude import command, environment, find_cli, input_lines
 from runners.protocol import RunSpec
@@ -88,7 +89,7 @@ def cells(runner: list[float], bare: list[float]) -> str:
 async def main(repeats: int, today: str | None, pause: float = 1.0) -> None:
     cli = find_cli()
     assert cli is not None, "no Claude Code binary (claude-agent-sdk's bundled one)"
-    backends = {"runner": LocalBackend()}
+    backends = {"runner": LocalBackend(spares=LOCAL_SPARES)}
     if today:
         backends[f"runner of {today}"] = other_runner(today)
     print(f"Claude Code {cli}; {repeats} rounds, the bare CLI and each runner alternated")

@@ -34,8 +34,8 @@ def alive(pid: int) -> bool:
 
 
 def local(**kw: Any) -> LocalBackend:
-    """A LocalBackend of this checkout's runners."""
-    return LocalBackend(env={"PYTHONPATH": str(REPO)}, kill_grace_s=0.5, **kw)
+    """A LocalBackend of this checkout's runners, with one spare (as the bot's)."""
+    return LocalBackend(env={"PYTHONPATH": str(REPO)}, kill_grace_s=0.5, **{"spares": 1, **kw})
 
 
 def check_turn(workspace: Path, command: str, **env: str) -> RunSpec:
@@ -196,15 +196,21 @@ async def test_spares_count_against_turns_at_once(tmp_path: Path) -> None:
     most = 0
     done = asyncio.Event()
 
-    def runners() -> int:
-        """Our children: every runner process, spares included."""
-        count = 0
+    def children() -> set[int]:
+        found = set()
         for entry in os.listdir("/proc"):
             with contextlib.suppress(OSError, ValueError):
                 stat = Path(f"/proc/{entry}/stat").read_bytes()
                 fields = stat[stat.rfind(b")") + 2 :].split()
-                count += int(fields[1]) == me and fields[0] not in (b"Z", b"X")
-        return count
+                if int(fields[1]) == me and fields[0] not in (b"Z", b"X"):
+                    found.add(int(entry))
+        return found
+
+    before = children()  # of earlier tests in this process, if any
+
+    def runners() -> int:
+        """Our children since the test started: every runner process, spares included."""
+        return len(children() - before)
 
     async def sample() -> None:
         nonlocal most
@@ -228,8 +234,8 @@ async def test_spares_count_against_turns_at_once(tmp_path: Path) -> None:
     assert runners() == 0  # closed: no spare left
 
 
-async def test_no_spares_when_asked_for_none(tmp_path: Path) -> None:
-    backend = local(spares=0)
+async def test_no_spares_unless_asked_for(tmp_path: Path) -> None:
+    backend = LocalBackend(env={"PYTHONPATH": str(REPO)})
     await runner_of(backend, tmp_path)
     await asyncio.sleep(0.2)
     assert backend.spares.count == 0

@@ -40,7 +40,8 @@ async def spare_pids(backend: LocalBackend) -> list[int]:
 
 
 async def main(workspace: str, command: str, spares_file: str | None) -> None:
-    backend = LocalBackend(env={"PYTHONPATH": str(REPO)})  # this checkout's runners
+    # This checkout's runners, with the bot's spare.
+    backend = LocalBackend(env={"PYTHONPATH": str(REPO)}, spares=1)
     pids: list[int] = []
     if spares_file is not None:
         async for event in backend.run(turn(workspace, "true")):
