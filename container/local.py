@@ -177,7 +177,11 @@ class LocalBackend:
             # The runner works where the backend put it, not at the container path /workspace.
             request = request.model_copy(update={"cwd": spec.workspace})
         proc = None
-        spare = None if self.command else await self.spares.take(self.shared_env(), env)
+        if self.command is not None:
+            spare = None
+            await self.spares.dismiss_all()  # of before the command was set: one cap for all
+        else:
+            spare = await self.spares.take(self.shared_env(), env)
         if spare is not None:
             setup = TurnSetup(agent=spec.agent, cwd=spec.workspace or os.getcwd(), env=env)
             proc = await self.spares.hand_over(spare, setup, request)

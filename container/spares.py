@@ -178,11 +178,19 @@ class SparePool:
     async def close(self) -> None:
         """Dismiss every spare and wait for them to end; start none any more."""
         self.closed = True
-        for task in list(self._starting):
-            task.cancel()
-        await asyncio.gather(*self._starting, return_exceptions=True)
+        await self.dismiss_all()
+
+    async def dismiss_all(self) -> None:
+        """Dismiss every spare (those being started too) and wait for them to end (those of
+        this event loop: one of another is only signalled)."""
+        loop = asyncio.get_running_loop()
+        starting = [task for task in self._starting if task.get_loop() is loop]
+        for task in starting:
+            task.cancel()  # asyncio kills a process it was starting when cancelled
+        await asyncio.gather(*starting, return_exceptions=True)
         await asyncio.gather(*self._dismiss_where(lambda s: True), return_exceptions=True)
-        await asyncio.gather(*self._reaping, return_exceptions=True)
+        reaping = [task for task in self._reaping if task.get_loop() is loop]
+        await asyncio.gather(*reaping, return_exceptions=True)
 
     def _dismiss_where(self, condition: Callable[[Spare], bool]) -> set[asyncio.Task[None]]:
         """SIGKILL the spares `condition` is true of; returns the tasks that reap them (those

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -244,3 +245,17 @@ async def test_no_spares_unless_asked_for(tmp_path: Path) -> None:
 def test_a_negative_number_of_spares_is_refused() -> None:
     with pytest.raises(ValueError, match="fewer than 0"):
         local(spares=-1)
+
+
+async def test_a_command_set_later_dismisses_the_spare(tmp_path: Path) -> None:
+    """A test's own `command` never meets a spare: one started before it was set is dismissed,
+    so it does not sit beside the command's runners under the cap."""
+    backend = local()
+    try:
+        await runner_of(backend, tmp_path)
+        spare = await a_spare(backend)
+        backend.command = [sys.executable, "-P", "-m", "runners"]
+        assert await runner_of(backend, tmp_path) != spare
+        assert not alive(spare) and backend.spares.count == 0
+    finally:
+        await backend.close()
