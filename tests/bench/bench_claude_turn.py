@@ -2,7 +2,7 @@
 LocalBackend, against the same CLI run bare, in the same run, against the fake Messages API on
 loopback (it answers at once). Not a test: run it by hand and read the numbers.
 
-    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR] [--pause 1]
+    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR] [--cold]
 
 The bare CLI is given exactly the command line, environment and stdin the runner gives it
 (runners/claude.py `command`, `environment`, `input_lines`) and is read to its end: the ratio is
@@ -18,6 +18,8 @@ The runner column runs on the LocalBackend's spare runners (container/spares.py)
 does: its first turn (a warm-up, not counted) starts a runner of its own and a spare, and each
 turn then takes the spare and starts the next one while it runs. Every turn of every column is
 followed by `--pause` seconds, so that a spare's start falls in no other column's turn.
+`--cold` adds this checkout's runner started afresh for each turn (no spare), to tell the
+spare's share from the rest.
 """
 
 from __future__ import annotations
@@ -86,10 +88,12 @@ def cells(runner: list[float], bare: list[float]) -> str:
     )
 
 
-async def main(repeats: int, today: str | None, pause: float = 1.0) -> None:
+async def main(repeats: int, today: str | None, pause: float = 1.0, cold: bool = False) -> None:
     cli = find_cli()
     assert cli is not None, "no Claude Code binary (claude-agent-sdk's bundled one)"
     backends = {"runner": LocalBackend(spares=LOCAL_SPARES)}
+    if cold:
+        backends["runner, no spare"] = LocalBackend(spares=0)
     if today:
         backends[f"runner of {today}"] = other_runner(today)
     print(f"Claude Code {cli}; {repeats} rounds, the bare CLI and each runner alternated")
@@ -126,5 +130,6 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--today", help="a folder with another checkout's runners package")
     parser.add_argument("--pause", type=float, default=1.0, help="seconds after each turn")
+    parser.add_argument("--cold", action="store_true", help="add the runner with no spare")
     args = parser.parse_args()
-    asyncio.run(main(args.repeats, args.today, args.pause))
+    asyncio.run(main(args.repeats, args.today, args.pause, args.cold))
