@@ -11,20 +11,23 @@ variables and the backend's own `env` (container/limits.runner_env; never a turn
 `spec.env`: no model key, no run token), in `/`. Each turn's whole environment is computed
 when the turn starts, exactly as for a runner started for it, and sent with the setup; the
 spare replaces its own with it. What the interpreter read when it started cannot be replaced
-(`PYTHON*` variables, the locale: `STARTUP_NAMES`), so a spare is keyed by its environment:
+(`PYTHON*` variables, the locale: `startup_part`), so a spare is keyed by its environment:
 it is given a turn only when the shared environment is still the one it started with and the
 turn's values of the startup names are the spare's; otherwise it is dismissed and the turn
 starts a runner of its own, as before.
 
 The cap: a spare is a process, though not a running turn. Spares are only started while the
 runners alive (turns holding a runner slot, container/slots.py) plus the spares stay within
-`turns_at_once`, and at most `most` of them (default 1); a turn that gets a slot takes a
+`turns_at_once`, and at most `most` of them (the bot keeps one: bot/backend.py); a turn that gets a slot takes a
 spare or dismisses it before it starts a runner of its own, so the processes never outnumber
 the slots: 20 tasks at once start at most `turns_at_once` runners.
 
 A spare that died (noticed when taken: it exited, or its stdout ended), hung (it does not
 acknowledge the setup within `ack_timeout_s`) or was killed is SIGKILLed with its process
-group and session and the turn starts a runner of its own; a new spare replaces it. A spare
+group and session and the turn starts a runner of its own; a new spare replaces it. The
+replacement is started as soon as a turn has taken (or dismissed) one, while that turn runs,
+so that a turn right after it finds it ready; on a busy machine its start competes with that
+turn's agent for the CPUs (bench_claude_turn measures it so). A spare
 that took its turn is supervised as any runner (container/local.py): stop, cancel, the
 timeouts and the group kill are the same, and it dies with the bot (container/parent_death.py).
 """
