@@ -18,9 +18,9 @@ starts a runner of its own, as before.
 
 The cap: a spare is a process, though not a running turn. Spares are only started while the
 runners alive (turns holding a runner slot, container/slots.py) plus the spares stay within
-`turns_at_once`, and at most `most` of them (the bot keeps one: bot/backend.py); a turn that gets a slot takes a
-spare or dismisses it before it starts a runner of its own, so the processes never outnumber
-the slots: 20 tasks at once start at most `turns_at_once` runners.
+`turns_at_once`, and at most `most` of them (the bot keeps one: bot/backend.py); a turn that
+gets a slot takes a spare or dismisses it before it starts a runner of its own, so the
+processes never outnumber the slots: 20 tasks at once start at most `turns_at_once` runners.
 
 A spare that died (noticed when taken: it exited, or its stdout ended), hung (it does not
 acknowledge the setup within `ack_timeout_s`) or was killed is SIGKILLed with its process
