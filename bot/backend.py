@@ -259,6 +259,11 @@ def docker_config(settings: Settings, proxy_socket_dir: Path | None = None) -> D
     )
 
 
+# Spare runners the local backend keeps started ahead (container/spares.py): one hides a
+# runner's start from the next turn; more would only help bursts, and each is an idle process.
+LOCAL_SPARES = 1
+
+
 def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Runner:
     """The runner backend of the choice (made by `choose_backend` when not given), before
     credentials are added. A DockerBackend comes bare: `running_backend` is what starts and
@@ -274,6 +279,7 @@ def make_backend(settings: Settings, choice: BackendChoice | None = None) -> Run
         homes=str(homes),
         secrets=platform_secrets(),
         turns_at_once=settings.limits.turns_at_once,
+        spares=LOCAL_SPARES,
     )
 
 
@@ -385,7 +391,10 @@ async def running_backend(
             # The local runners reach the models through the proxy too: it checks that each
             # turn's final answer is the model's (container/proxy/finals.py).
             local = await stack.enter_async_context(running_local_proxy(settings))
-            runner = ProxiedRunner(make_backend(settings, choice), local, local_endpoint(local))
+            backend = make_backend(settings, choice)
+            if isinstance(backend, LocalBackend):  # its spare runners end with it
+                stack.push_async_callback(backend.close)
+            runner = ProxiedRunner(backend, local, local_endpoint(local))
             yield runner, choice
             return
         proxy, socket_folder = await stack.enter_async_context(running_proxy(settings))

@@ -11,6 +11,15 @@ workspace (the cwd) off `sys.path`, so an untrusted repository cannot shadow the
 At most `turns_at_once` runners live at once (container/slots.py; default from the CPUs and
 memory); a turn past that waits for a slot, and says so with a `queued` event.
 
+A turn runs on a spare runner when one fits (container/spares.py: `python -P -m runners --warm`,
+started ahead with only the environment every turn shares, in `/`): it is handed a `TurnSetup`
+line with the turn's agent, folder and whole environment (computed here per turn, as for a
+runner started for it), then the request. Spares count against `turns_at_once` with the
+running turns. The bot asks for one (bot/backend.py); the default is none (a backend made
+in passing, as tests do, leaves no idle process behind), and a `command` of a test's own never
+has any.
+Otherwise the runner is started for the turn, as described next.
+
 The request line is written to stdin, stdin is closed, and events are yielded as their lines
 arrive. Rules, the same for every run (the first two shared with the DockerBackend:
 container/supervision.py):
@@ -66,8 +75,18 @@ from container.limits import TailBuffer, runner_env
 from container.parent_death import die_with_parent
 from container.sessions import kill_session
 from container.slots import TurnSlots
+from container.spares import SparePool
 from container.supervision import RunFailure, RunnerOutput, timeout_failure
-from runners.protocol import CRASHED, IDLE_TIMEOUT, RunEvent, RunSpec, encode, error
+from runners.protocol import (
+    CRASHED,
+    IDLE_TIMEOUT,
+    WARM,
+    RunEvent,
+    RunSpec,
+    TurnSetup,
+    encode,
+    error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +117,8 @@ class LocalBackend:
         clock: Callable[[], float] | None = None,
         secrets: Iterable[str] = (),
         turns_at_once: int | None = None,
+        spares: int = 0,
+        spare_ack_s: float = 10.0,
     ) -> None:
         self.python = python
         self.env = dict(env or {})
@@ -113,6 +134,10 @@ class LocalBackend:
         self.secrets = frozenset(secrets)
         self.clock = clock
         self.slots = TurnSlots(turns_at_once)
+        # Spare runners started ahead (container/spares.py); never while a `command` of a
+        # test's own is set, which knows nothing of `--warm`.
+        warm = [self.python, "-P", "-m", self.runner_module, WARM]
+        self.spares = SparePool(warm, most=spares, ack_timeout_s=spare_ack_s)
 
     def argv(self, spec: RunSpec) -> list[str]:
         base = self.command or [self.python, "-P", "-m", self.runner_module]
@@ -127,7 +152,19 @@ class LocalBackend:
         return {"HOME": home}
 
     def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
-        return self.slots.run(lambda: self._run_one(spec))
+        return self.slots.run(lambda: self._run_one(spec), freed=self._refill_spares)
+
+    async def close(self) -> None:
+        """Dismiss the spare runners (the turns are their callers' to stop)."""
+        await self.spares.close()
+
+    def shared_env(self) -> dict[str, str]:
+        """What every runner's environment has: the spares start with this alone."""
+        return runner_env(os.environ, self.env, secrets=self.secrets)[0]
+
+    def _refill_spares(self) -> None:
+        if self.command is None:
+            self.spares.refill(self.shared_env(), self.slots.size - self.slots.running)
 
     async def _run_one(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env, refused = runner_env(
@@ -139,22 +176,35 @@ class LocalBackend:
         if spec.workspace is not None:
             # The runner works where the backend put it, not at the container path /workspace.
             request = request.model_copy(update={"cwd": spec.workspace})
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.argv(spec),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=spec.workspace,
-                env=env,
-                start_new_session=True,
-                preexec_fn=die_with_parent(),  # a killed bot takes its runners along
-            )
-        except OSError as exc:
-            yield error(CRASHED, f"could not start the runner {self.argv(spec)!r}: {exc}")
-            return
+        proc = None
+        if self.command is not None:
+            spare = None
+            await self.spares.dismiss_all()  # of before the command was set: one cap for all
+        else:
+            spare = await self.spares.take(self.shared_env(), env)
+        if spare is not None:
+            setup = TurnSetup(agent=spec.agent, cwd=spec.workspace or os.getcwd(), env=env)
+            proc = await self.spares.hand_over(spare, setup, request)
+        self._refill_spares()  # while this turn runs: the next one finds its spare started
+        request_line: bytes | None = None
+        if proc is None:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *self.argv(spec),
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=spec.workspace,
+                    env=env,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent(),  # a killed bot takes its runners along
+                )
+            except OSError as exc:
+                yield error(CRASHED, f"could not start the runner {self.argv(spec)!r}: {exc}")
+                return
+            request_line = encode(request).encode("utf-8")
         run = _Supervised(self, spec, proc)
-        events = run.events(encode(request).encode("utf-8"))
+        events = run.events(request_line)
         try:
             async for event in events:
                 yield event
@@ -179,11 +229,13 @@ class _Supervised:
         self.clock = backend.clock or asyncio.get_running_loop().time
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def events(self, request_line: bytes) -> AsyncGenerator[RunEvent, None]:
-        self._tasks = [
-            asyncio.create_task(self._feed(request_line)),
-            asyncio.create_task(self._drain_stderr()),
-        ]
+    async def events(self, request_line: bytes | None) -> AsyncGenerator[RunEvent, None]:
+        """The run's events; `request_line` is fed to its stdin (None: a spare that already
+        has its request, container/spares.py)."""
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
+        self._tasks = [self._stderr_task]
+        if request_line is not None:
+            self._tasks.append(asyncio.create_task(self._feed(request_line)))
         try:
             async for event in self._read():
                 yield event
@@ -265,7 +317,7 @@ class _Supervised:
                 ) from None
         # stderr may lag behind the exit a little; the crash report wants its tail.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._tasks[1]), 1.0)
+            await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
 
     async def _feed(self, line: bytes) -> None:
         stdin = self.proc.stdin

@@ -67,11 +67,14 @@ class TurnSlots:
         self._free: asyncio.Semaphore | None = None  # made in the event loop that uses it
 
     async def run(
-        self, start: Callable[[], AsyncIterator[RunEvent]]
+        self,
+        start: Callable[[], AsyncIterator[RunEvent]],
+        freed: Callable[[], None] | None = None,
     ) -> AsyncGenerator[RunEvent, None]:
         """The events of `start()`, begun once a slot is free and closed (which stops the run)
         before the slot is given back; closing or cancelling this iteration while it waits
-        leaves the queue."""
+        leaves the queue. `freed` is called once the run's slot is given back (the local
+        backend starts a spare runner then: container/spares.py)."""
         if self._free is None:
             self._free = asyncio.Semaphore(self.size)
         free = self._free
@@ -106,6 +109,8 @@ class TurnSlots:
         finally:
             self.running -= 1
             free.release()
+            if freed is not None:
+                freed()
 
 
 def _waiting_text(ahead: int, size: int) -> str:

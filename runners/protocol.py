@@ -1,6 +1,8 @@
 """The wire protocol between the host and a runner process.
 
-The host writes exactly one `RunRequest` as a JSON line to the runner's stdin, then closes stdin.
+The host writes exactly one `RunRequest` as a JSON line to the runner's stdin, then closes stdin
+(a spare runner, started before its turn was known, first reads a `TurnSetup` line and answers
+it with one blank line: runners/warm.py).
 The runner writes `RunEvent` JSON lines to stdout, one per line, and exits. Anything else it
 prints on stdout is a protocol error; its stderr is diagnostics only.
 
@@ -153,7 +155,22 @@ class RunSpec(_Model):
     tokens_left: int | None = Field(default=None, ge=0)
 
 
-def encode(message: RunRequest | RunEvent) -> str:
+# The argument that starts a spare runner instead of a turn of one type: `python -m runners --warm`.
+WARM = "--warm"
+
+
+class TurnSetup(_Model):
+    """Sent to a spare runner (`python -m runners --warm`, runners/warm.py) as one line before
+    the request: what a runner started ahead learns only when it is given a turn. `env` is the
+    runner's whole environment for the turn (it replaces the one the spare started with, which
+    held only what every turn shares: container/spares.py); `cwd` is where it runs."""
+
+    agent: AgentType
+    cwd: str = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+def encode(message: RunRequest | RunEvent | TurnSetup) -> str:
     """One protocol line, newline included."""
     return message.model_dump_json(exclude_defaults=True) + "\n"
 
@@ -164,6 +181,10 @@ def decode_event(line: str | bytes) -> RunEvent:
 
 def decode_request(line: str | bytes) -> RunRequest:
     return _decode(RunRequest, line)
+
+
+def decode_setup(line: str | bytes) -> TurnSetup:
+    return _decode(TurnSetup, line)
 
 
 def _decode(model: type[M], line: str | bytes) -> M:

@@ -2,7 +2,7 @@
 LocalBackend, against the same CLI run bare, in the same run, against the fake Messages API on
 loopback (it answers at once). Not a test: run it by hand and read the numbers.
 
-    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR]
+    .venv/bin/python -m tests.bench.bench_claude_turn [--repeats 7] [--today DIR] [--cold]
 
 The bare CLI is given exactly the command line, environment and stdin the runner gives it
 (runners/claude.py `command`, `environment`, `input_lines`) and is read to its end: the ratio is
@@ -11,7 +11,15 @@ what Tribunal adds to a turn (the runner's start, its protocol, the backend). Th
 median of the pairwise ratios, for a text-only turn and for a turn with one Edit (2 model
 calls). `--today DIR` adds a third column, alternated with the two: the runner package of
 another checkout (e.g. `git archive` of the code before a change, unpacked in DIR), run by the
-same backend. By exec in a container: tests/bench/bench_containers.py.
+same backend (with no spare runner: a `command` of its own). By exec in a container:
+tests/bench/bench_containers.py.
+
+The runner column runs on the LocalBackend's spare runners (container/spares.py), as the bot
+does: its first turn (a warm-up, not counted) starts a runner of its own and a spare, and each
+turn then takes the spare and starts the next one while it runs. Every turn of every column is
+followed by `--pause` seconds, so that a spare's start falls in no other column's turn.
+`--cold` adds this checkout's runner started afresh for each turn (no spare), to tell the
+spare's share from the rest.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from bot.backend import LOCAL_SPARES
 from container.local import LocalBackend
 from runners.claude import command, environment, find_cli, input_lines
 from runners.protocol import RunSpec
@@ -79,10 +88,12 @@ def cells(runner: list[float], bare: list[float]) -> str:
     )
 
 
-async def main(repeats: int, today: str | None) -> None:
+async def main(repeats: int, today: str | None, pause: float = 1.0, cold: bool = False) -> None:
     cli = find_cli()
     assert cli is not None, "no Claude Code binary (claude-agent-sdk's bundled one)"
-    backends = {"runner": LocalBackend()}
+    backends = {"runner": LocalBackend(spares=LOCAL_SPARES)}
+    if cold:
+        backends["runner, no spare"] = LocalBackend(spares=0)
     if today:
         backends[f"runner of {today}"] = other_runner(today)
     print(f"Claude Code {cli}; {repeats} rounds, the bare CLI and each runner alternated")
@@ -103,16 +114,22 @@ async def main(repeats: int, today: str | None) -> None:
             bare_turn(turn_spec(fake, ws, home, edit=edit), cli)
             for _ in range(repeats):
                 bare.append(bare_turn(turn_spec(fake, ws, home, edit=edit), cli))
+                await asyncio.sleep(pause)
                 for name, backend in backends.items():
                     spec = turn_spec(fake, ws, home, edit=edit)
                     times[name].append(await runner_turn(spec, backend))
+                    await asyncio.sleep(pause)
             row = "".join(f" | {cells(times[name], bare):>28}" for name in backends)
             print(f"{label:<26} {statistics.median(bare):>7.3f}s{row}")
+    for backend in backends.values():
+        await backend.close()
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--today", help="a folder with another checkout's runners package")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds after each turn")
+    parser.add_argument("--cold", action="store_true", help="add the runner with no spare")
     args = parser.parse_args()
-    asyncio.run(main(args.repeats, args.today))
+    asyncio.run(main(args.repeats, args.today, args.pause, args.cold))

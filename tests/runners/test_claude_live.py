@@ -313,3 +313,34 @@ async def test_idle_timeout_stops_runner_and_claude_code(
     assert events[-1].code == IDLE_TIMEOUT
     assert fake.calls, "Claude Code had asked the model before the timeout"
     assert processes_with_env(marker) == []
+
+
+async def test_a_turn_on_a_spare_runner_gets_its_own_key_and_home(
+    fake: FakeMessagesAPI, workspace: Path, tmp_path: Path
+) -> None:
+    """The LocalBackend's spare (container/spares.py) started before the turn was known: the
+    turn's model key and HOME reach Claude Code all the same, and the next turn's are its own."""
+    backend = LocalBackend(spares=1)
+    try:
+        seen: list[tuple[str, bool]] = []
+        for turn in ("first", "second", "third"):
+            home = tmp_path / f"home-{turn}"
+            home.mkdir()
+            spec = live_spec(
+                "claude",
+                workspace,
+                {**fake.env(key=f"sk-ant-{turn}"), "HOME": str(home)},
+                role="owner",
+                prompt="Say DONE.",
+            )
+            spare = backend.spares.pids()
+            events = await collect(spec, backend)
+            assert events[-1].kind == "final", events[-1]
+            seen.append((fake.calls[-1].headers["x-api-key"], any(home.iterdir())))
+            if turn != "first":
+                # A spare was waiting, and ended with the turn: it ran it (nothing here differs
+                # from its environment to dismiss it; test_spares.py checks the runner's pid).
+                assert spare and not running(spare[0])
+        assert seen == [(f"sk-ant-{t}", True) for t in ("first", "second", "third")]
+    finally:
+        await backend.close()

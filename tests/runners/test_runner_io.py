@@ -194,5 +194,5 @@ def test_dispatch_rejects_unknown_agents(args: list[str]) -> None:
     (line,) = proc.stdout.splitlines()
     event = decode_event(line)
     assert event.code == PROTOCOL
-    assert "usage: python -m runners {claude|codex|command}" in event.text
+    assert "usage: python -m runners {claude|codex|command} or --warm" in event.text
     assert json.loads(line)["kind"] == "error"
