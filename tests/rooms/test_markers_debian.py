@@ -1,7 +1,8 @@
 """The marker parser reads the same on Debian's own Python 3.11.2 as on the venv's Python.
 
 Debian 12's `/usr/bin/python3.11` is 3.11.2, whose `re` mishandles a possessive quantifier on a
-group (fixed upstream in 3.11.5): the old parser read `__DONE__` as no marker there. That
+group (fixed upstream in 3.11.5, and in Debian's 3.11.2-6+deb12u9): the old parser read
+`__DONE__` as no marker there. That
 interpreter has none of the venv's packages, so `marker_probe.py` (standard library only) loads
 `rooms/base/markers.py` by its path and prints its readings of a table of marker strings; this test
 compares them with the expected readings and with the venv's own. Where the interpreter is
@@ -88,8 +89,11 @@ def test_markers_on_debian_python() -> None:
     cases = table()
     out = probe(DEBIAN_PYTHON, cases)
     version = tuple(out["version"])
-    # On 3.11.0-3.11.4 the probe must see the bug, or this test would prove nothing there.
-    assert out["bug"] == ((3, 11, 0) <= version < (3, 11, 5)), version
+    # Whether this build has the bug is reported, not asserted: Debian backported the fix to
+    # 3.11.2 (3.11.2-6+deb12u9 has it fixed, deb12u6 not), so the version alone does not say.
+    # Either way the readings must be the same as here.
+    if out["bug"] and not (3, 11, 0) <= version < (3, 11, 5):
+        raise AssertionError(f"the probe sees the re bug on {version}: the probe is wrong")
     expected = [reading(role, text) for role, text in cases]
     differ = [
         (role, text, got, want)
