@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -22,6 +21,7 @@ from rooms.base.model import RoomRef
 from rooms.store import Store
 from tests.bot.discord.kit import text_of
 from tests.bot.slack.test_processes import ROOT, until_closed, until_delivered
+from tests.fakes.children import stop_child
 from tests.fakes.discord import (
     ALICE,
     CHANNEL_ID,
@@ -76,14 +76,7 @@ async def serve_shard(
     try:
         yield child
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                async with asyncio.timeout(15):
-                    await child.communicate()
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_child(child)
 
 
 async def test_two_processes_each_open_the_tasks_of_their_shard_exactly_once(

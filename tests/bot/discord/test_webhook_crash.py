@@ -27,6 +27,7 @@ from rooms.base.model import Outbound, RoomRef
 from rooms.store import Store
 from tests.bot.discord.kit import served, text_of
 from tests.bot.slack.test_processes import ROOT, until_closed, until_delivered
+from tests.fakes.children import stop_child
 from tests.fakes.discord import ALICE, APP_ID, CHANNEL_ID, FakeDiscord
 from tests.fakes.runner import ScriptedRunner
 
@@ -54,14 +55,7 @@ async def serve_child(
         await asyncio.sleep(1.0)  # the child's client is ready (it waits 0.05 s for guilds)
         yield child
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                async with asyncio.timeout(15):
-                    await child.wait()
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_child(child)
 
 
 async def test_a_webhook_post_that_reached_discord_before_a_crash_is_not_posted_again(

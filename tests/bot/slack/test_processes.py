@@ -26,6 +26,7 @@ from bot.chat import chat
 from bot.settings import load_settings
 from rooms.base.model import RoomRef, Task
 from rooms.store import Store
+from tests.fakes.children import stop_child
 from tests.fakes.runner import ScriptedRunner
 from tests.fakes.slack_api import (
     BOT_TOKEN,
@@ -85,14 +86,7 @@ async def serve_child(
     try:
         yield child
     finally:
-        if child.returncode is None:
-            child.send_signal(signal.SIGTERM)
-            try:
-                async with asyncio.timeout(15):
-                    await child.wait()
-            except TimeoutError:
-                child.kill()
-                await child.wait()
+        await stop_child(child)
 
 
 async def mention(port: int, text: str, ts: str) -> None:
