@@ -62,9 +62,16 @@ class LoggedRunner(ScriptedRunner):
     async def run(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         turn = [spec.env.get("TRIBUNAL_TASK", ""), spec.env.get("TRIBUNAL_TURN", "")]
         self._write({"start": turn, "t": time.time()})
+        ended = False
         async for event in super().run(spec):
+            if event.kind in ("final", "error") and not ended:
+                # Before the driver has the turn's end: it may store the turn as done (and
+                # never ask the runner again) before this generator resumes.
+                self._write({"end": turn, "t": time.time()})
+                ended = True
             yield event
-        self._write({"end": turn, "t": time.time()})
+        if not ended:
+            self._write({"end": turn, "t": time.time()})
 
 
 class FilePlatform:
