@@ -153,6 +153,10 @@ class FiringDraft:
     firing: Firing
     turn_id: int | None
     acted: bool = True
+    # What finding it cost (the progress judge's model call): added to the task's tokens and
+    # cost in the same transaction, so it counts toward the budgets as a reference fan-out does.
+    tokens: int = 0
+    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from dataclasses import replace
 from functools import partial
 
 from rooms.base.model import Firing, GroupPolicy, RoomRef, Task, Thresholds, Turn
@@ -156,6 +157,13 @@ async def after_work_turn(step: Step, turn: Turn, run: RunOutcome) -> Change:
         change.firing = FiringDraft(firing, turn.id, acted=acted)
     elif judged is not None:  # a judgment that does not fire is kept, with its cost
         change.firing = FiringDraft(judged, turn.id, acted=False)
+    if judged is not None and change.firing is not None:
+        # The judge's call counts toward the task's budgets, as a reference fan-out's does.
+        change.firing = replace(
+            change.firing,
+            tokens=int(judged.extra.get("tokens", 0)),
+            cost_usd=float(judged.extra.get("cost_usd", 0.0)),
+        )
     if marker == APPROVED:
         # The approved git tree is recorded with the task, or the people are asked when the
         # work cannot be committed as it is (rooms/pair/approval.py).

@@ -251,9 +251,11 @@ def _update_task(db: sqlite3.Connection, c: Change, new: str | None) -> Task | N
     on closing, frees the lease), then the counters. None when the row needs no change."""
     sets: list[str] = []
     args: list[Any] = []
-    if c.turn is not None:
+    tokens = (c.turn.usage.tokens if c.turn else 0) + (c.firing.tokens if c.firing else 0)
+    cost = (c.turn.usage.cost_usd if c.turn else 0.0) + (c.firing.cost_usd if c.firing else 0.0)
+    if c.turn is not None or tokens or cost:
         sets += ["tokens = tokens + ?", "cost_usd = cost_usd + ?"]
-        args += [c.turn.usage.tokens, c.turn.usage.cost_usd]
+        args += [tokens, cost]
     failures = "failures"
     if new is not None:
         sets += ["status = ?", "version = version + 1", "updated_at = ?"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from rooms.base.model import GroupPolicy, Thresholds
 from rooms.core.ledger import ledger_summary
 from tests.fakes.engine_kit import engine_kit
@@ -76,6 +78,15 @@ async def test_a_reworded_stall_is_caught_at_the_second_no(tmp_path: Path) -> No
         assert "A broken upstream" in question and "The workspace was changed" in question
         ledger = await ledger_summary(kit.store)
         assert (ledger.overall.judge_calls, ledger.overall.judge_cost_usd) == (2, 0.001)
+        # The judge's calls count toward the task's budgets, beside its turns' and the
+        # arbiter's reference opinions' (the same scripted model answers both here).
+        task = await kit.store.task(1)
+        assert task is not None
+        turns = sum(c.reply.cost_usd for c in kit.runner.calls)
+        panel = await kit.store.latest_panel(1)  # the arbiter's one fan-out (to the same fake)
+        assert panel is not None
+        opinions = sum(o.cost_usd for o in panel.opinions)
+        assert task.cost_usd == pytest.approx(turns + opinions + 2 * judge.cost_usd)
 
 
 async def test_steady_progress_over_eight_rounds_is_left_alone(tmp_path: Path) -> None:
