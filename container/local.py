@@ -162,9 +162,11 @@ class LocalBackend:
         """What every runner's environment has: the spares start with this alone."""
         return runner_env(os.environ, self.env, secrets=self.secrets)[0]
 
-    def _refill_spares(self) -> None:
+    def _refill_spares(self, shared_env: dict[str, str] | None = None) -> None:
+        """Start spares up to the free slots; `shared_env` when the caller already has it."""
         if self.command is None:
-            self.spares.refill(self.shared_env(), self.slots.size - self.slots.running)
+            shared = shared_env if shared_env is not None else self.shared_env()
+            self.spares.refill(shared, self.slots.size - self.slots.running)
 
     async def _run_one(self, spec: RunSpec) -> AsyncIterator[RunEvent]:
         env, refused = runner_env(
@@ -177,15 +179,16 @@ class LocalBackend:
             # The runner works where the backend put it, not at the container path /workspace.
             request = request.model_copy(update={"cwd": spec.workspace})
         proc = None
+        shared = self.shared_env()  # once a turn: what a spare must have started with
         if self.command is not None:
             spare = None
             await self.spares.dismiss_all()  # of before the command was set: one cap for all
         else:
-            spare = await self.spares.take(self.shared_env(), env)
+            spare = await self.spares.take(shared, env)
         if spare is not None:
             setup = TurnSetup(agent=spec.agent, cwd=spec.workspace or os.getcwd(), env=env)
             proc = await self.spares.hand_over(spare, setup, request)
-        self._refill_spares()  # while this turn runs: the next one finds its spare started
+        self._refill_spares(shared)  # while this turn runs: the next one finds its spare started
         request_line: bytes | None = None
         if proc is None:
             try:
